@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from kvlint.main import main
+
+raise SystemExit(main())

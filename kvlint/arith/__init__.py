@@ -1,0 +1,1 @@
+"""Pure KV-cache arithmetic: no files, no network, no printing."""

@@ -1,0 +1,1 @@
+"""Each engine's own accounting of the KV cache, version-aware."""

@@ -1,0 +1,115 @@
+"""First-principles KV-cache sizes: per token, per sequence, and the cancelled-formula figure.
+
+This is the arithmetic the seeds do by hand. It knows nothing of engines: no blocks, no pages,
+no parallelism. ``kvlint.arith.engines`` builds each engine's own accounting on top of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.arith.dtypes import CacheDtype
+from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+from kvlint.model.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class CacheTypes:
+    """K and V storage types (llama.cpp sets them apart with ``-ctk`` / ``-ctv``)."""
+
+    k: CacheDtype
+    v: CacheDtype
+    state: CacheDtype  # linear-attention / Mamba state, in the model dtype
+
+    @classmethod
+    def for_model(
+        cls, spec: ModelSpec, cache_dtype: str = "auto", v_dtype: str | None = None
+    ) -> CacheTypes:
+        k = resolve_cache_dtype(cache_dtype, spec.dtype)
+        v = resolve_cache_dtype(v_dtype, spec.dtype) if v_dtype else k
+        return cls(k=k, v=v, state=resolve_cache_dtype("auto", spec.dtype))
+
+    @property
+    def label(self) -> str:
+        return self.k.name if self.k == self.v else f"k={self.k.name},v={self.v.name}"
+
+
+def layer_token_bytes(layer: LayerSpec, types: CacheTypes, kv_heads: int | None = None) -> int:
+    """Bytes one token costs in one layer (0 for shared and state layers).
+
+    ``kv_heads`` overrides the layer's head count (an engine's per-GPU share).
+    """
+    if layer.kind in (CacheKind.SHARED, CacheKind.STATE):
+        return 0
+    heads = layer.kv_heads if kv_heads is None else kv_heads
+    return types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(heads * layer.head_dim_v)
+
+
+def layer_sequence_bytes(layer: LayerSpec, types: CacheTypes, context: int) -> int:
+    """Bytes one sequence of ``context`` tokens costs in one layer."""
+    if layer.kind is CacheKind.STATE:
+        return types.state.bytes_for(layer.state_elements)
+    tokens = context
+    if layer.kind.bounded and layer.window is not None:
+        tokens = min(context, layer.window)
+    return tokens * layer_token_bytes(layer, types)
+
+
+@dataclass(frozen=True)
+class KvSize:
+    """A model's cache cost at one cache dtype."""
+
+    spec: ModelSpec
+    types: CacheTypes
+
+    @property
+    def per_token_bytes(self) -> int:
+        """One token in every growing layer: the figure that scales with context."""
+        return sum(
+            layer_token_bytes(layer, self.types) for layer in self.spec.layers if layer.kind.grows
+        )
+
+    def bounded_bytes(self, context: int) -> int:
+        """Windowed and chunked layers at ``context``: fixed once context passes the window."""
+        return sum(
+            layer_sequence_bytes(layer, self.types, context)
+            for layer in self.spec.layers
+            if layer.kind.bounded
+        )
+
+    @property
+    def state_bytes(self) -> int:
+        """Linear-attention / Mamba state of one sequence, whatever its length."""
+        return sum(
+            layer_sequence_bytes(layer, self.types, 0)
+            for layer in self.spec.layers
+            if layer.kind is CacheKind.STATE
+        )
+
+    def per_sequence_bytes(self, context: int) -> int:
+        return self.per_token_bytes * context + self.bounded_bytes(context) + self.state_bytes
+
+    def tokens_fitting(self, pool_bytes: int) -> int:
+        """Tokens of one long sequence that ``pool_bytes`` holds, counting only growing layers."""
+        if self.per_token_bytes == 0:
+            return 0
+        return max(0, pool_bytes // self.per_token_bytes)
+
+    @property
+    def cancelled_per_token_bytes(self) -> int:
+        """The cancelling head_dim error: ``head_dim = d_model / kv_heads`` makes kv_heads cancel,
+        leaving ``2 x layers x d_model x bytes``, the multi-head figure."""
+        return 2 * self.spec.num_layers * self.types.k.bytes_for(self.spec.hidden_size)
+
+    @property
+    def mha_per_token_bytes(self) -> int:
+        """The cache if every query head had its own K and V (no grouped-query saving)."""
+        attention = sum(1 for layer in self.spec.layers if layer.kind is not CacheKind.STATE)
+        heads = self.spec.num_attention_heads
+        return 2 * attention * self.types.k.bytes_for(heads * self.spec.head_dim)
+
+
+def kv_size(spec: ModelSpec, cache_dtype: str = "auto", v_dtype: str | None = None) -> KvSize:
+    return KvSize(spec, CacheTypes.for_model(spec, cache_dtype, v_dtype))

@@ -1,0 +1,125 @@
+"""Units in one place: parsing sizes and token counts, formatting bytes binary or decimal.
+
+A message uses one system throughout: ``format_binary`` (KiB, MiB, GiB) or ``format_decimal``
+(kB, MB, GB), never both.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+TiB = 1024**4
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+_DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB")
+
+_NAMED_UNITS = {
+    "": 1,
+    "b": 1,
+    "kib": KiB,
+    "mib": MiB,
+    "gib": GiB,
+    "tib": TiB,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+
+_DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+_HUMAN_INT_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kKmMgGtT])$")
+
+
+def parse_size(text: str | int | float) -> int:
+    """``320 KiB``, ``2.62 GB``, ``8G``, ``1.5GiB`` -> bytes; a bare number is bytes.
+
+    Raises ValueError with a message naming the accepted units.
+    """
+    if isinstance(text, bool):
+        raise ValueError(f"expected a size such as '320 KiB' or '2.62 GB', got {text!r}")
+    if isinstance(text, (int, float)):
+        return _finite_nonnegative(float(text), str(text))
+    match = _SIZE_RE.match(text)
+    if match is None:
+        raise ValueError(f"expected a size such as '320 KiB' or '2.62 GB', got {text!r}")
+    number, unit = match.groups()
+    if unit in _BINARY_SUFFIX:  # vLLM's human-readable style: "8G" is 8 GiB
+        factor = _BINARY_SUFFIX[unit]
+    elif unit in _DECIMAL_SUFFIX:  # and "8g" is 8 GB
+        factor = _DECIMAL_SUFFIX[unit]
+    elif unit.lower() in _NAMED_UNITS:
+        factor = _NAMED_UNITS[unit.lower()]
+    else:
+        raise ValueError(
+            f"unknown size unit {unit!r} in {text!r} (use B, KiB, MiB, GiB, kB, MB, GB)"
+        )
+    return _finite_nonnegative(float(number) * factor, text)
+
+
+def _finite_nonnegative(value: float, text: str) -> int:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"expected a non-negative finite size, got {text!r}")
+    return round(value)
+
+
+def parse_human_int(text: str | int) -> int:
+    """A token count as vLLM's ``human_readable_int`` reads it.
+
+    ``1k`` = 1,000 and ``25.6k`` = 25,600 (decimal, lower case); ``1K`` = 1,024 (binary, upper
+    case, whole numbers only); plain integers as they are.
+    """
+    if isinstance(text, bool):
+        raise ValueError(f"expected an integer, got {text!r}")
+    if isinstance(text, int):
+        return text
+    value = text.strip()
+    match = _HUMAN_INT_RE.match(value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL_SUFFIX:
+            return int(float(number) * _DECIMAL_SUFFIX[suffix])
+        if "." in number:
+            raise ValueError(
+                f"decimals are not allowed with binary suffixes like {suffix!r}; "
+                f"did you mean {number}{suffix.lower()}?"
+            )
+        return int(number) * _BINARY_SUFFIX[suffix]
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"expected an integer such as 8192, 32k or 128K, got {text!r}") from None
+
+
+def _format(n: float, base: int, units: tuple[str, ...], digits: int) -> str:
+    sign = "-" if n < 0 else ""
+    value = abs(float(n))
+    index = 0
+    while value >= base and index < len(units) - 1:
+        value /= base
+        index += 1
+    if index == 0:
+        return f"{sign}{int(value):,} B"
+    text = f"{value:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{sign}{text} {units[index]}"
+
+
+def format_binary(n: float, digits: int = 2) -> str:
+    """327680 -> '320 KiB'; 2621440 -> '2.5 MiB'."""
+    return _format(n, 1024, _BINARY_UNITS, digits)
+
+
+def format_decimal(n: float, digits: int = 2) -> str:
+    """2684354560 -> '2.68 GB' (decimal units, as the seeds quote GB per sequence)."""
+    return _format(n, 1000, _DECIMAL_UNITS, digits)
+
+
+def format_tokens(n: int) -> str:
+    return f"{n:,}"

@@ -1,0 +1,1 @@
+"""Deployments: where settings live (carriers), how engines spell them, one Deployment model."""

@@ -1,0 +1,101 @@
+"""Deployment: one model for every engine, each value carrying the span that set it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Generic
+from typing import TypeVar
+
+from kvlint.finding import Severity
+from kvlint.finding import Span
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Sourced(Generic[T]):
+    """A value and where it came from. ``raw`` is the text as written (``32k``, ``"0.9"``)."""
+
+    value: T
+    span: Span
+    raw: str | None = None
+    default: bool = False  # filled in from the engine's defaults, not written in any file
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """Something wrong with the input itself, found while reading it (KV5xx / KV9xx)."""
+
+    code: str
+    span: Span
+    message: str
+    severity: Severity = Severity.WARNING
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a plan promises or assumed (the kvlint plan format's ``claims``)."""
+
+    concurrency: Sourced[int] | None = None
+    context: Sourced[int] | None = None
+    kv_per_token: Sourced[int] | None = None  # bytes
+    kv_per_sequence: Sourced[int] | None = None  # bytes, at `context` (or max_model_len)
+    kv_pool_tokens: Sourced[int] | None = None
+    kv_cache_dtype: Sourced[str] | None = None
+    gpus_needed: Sourced[int] | None = None
+
+
+@dataclass
+class Deployment:
+    """One served model as a file describes it.
+
+    Every setting is normalised to vLLM-style names whatever the engine spells it:
+    ``max_num_seqs`` is also SGLang's ``--max-running-requests``, llama.cpp's ``-np``, TGI's
+    ``--max-concurrent-requests`` and ``OLLAMA_NUM_PARALLEL``; ``memory_fraction`` is
+    ``gpu_memory_utilization`` / ``mem_fraction_static`` / ``cuda_memory_fraction``.
+    ``settings`` keeps every setting as the engine spells it (canonical long name, dashes).
+    """
+
+    path: str
+    span: Span  # the document, container or service that holds the deployment
+    name: str  # human label: "Deployment/vllm container vllm", "services.llm", "plan"
+    carrier: str  # engine_yaml, kubernetes, compose, helm, plan, kubeai, ray, dynamo, ...
+    engine: Sourced[str]
+    engine_version: Sourced[str] | None = None
+    model: Sourced[str] | None = None
+    served_model_name: Sourced[str] | None = None
+    dtype: Sourced[str] | None = None
+    quantization: Sourced[str] | None = None
+    kv_cache_dtype: Sourced[str] | None = None
+    kv_cache_dtype_v: Sourced[str] | None = None  # llama.cpp -ctv when it differs
+    max_model_len: Sourced[int] | None = None
+    max_num_seqs: Sourced[int] | None = None
+    max_num_batched_tokens: Sourced[int] | None = None
+    memory_fraction: Sourced[float] | None = None
+    kv_cache_memory_bytes: Sourced[int] | None = None
+    num_gpu_blocks_override: Sourced[int] | None = None
+    tensor_parallel_size: Sourced[int] | None = None
+    pipeline_parallel_size: Sourced[int] | None = None
+    data_parallel_size: Sourced[int] | None = None
+    gpu: Sourced[str] | None = None  # as written: "H100-80GB", "nvidia-l4", "p5.48xlarge"
+    gpu_count: Sourced[int] | None = None  # GPUs per replica / pod
+    block_size: Sourced[int] | None = None
+    enforce_eager: Sourced[bool] | None = None
+    disable_sliding_window: Sourced[bool] | None = None
+    disable_hybrid_kv_cache_manager: Sourced[bool] | None = None
+    flash_attention: Sourced[str] | None = None  # llama.cpp -fa: on / off / auto
+    swa_full: Sourced[bool] | None = None  # llama.cpp --swa-full
+    kv_unified: Sourced[bool] | None = None  # llama.cpp -kvu
+    n_gpu_layers: Sourced[int] | None = None  # llama.cpp -ngl
+    speculative_model: Sourced[str] | None = None
+    hf_overrides: Sourced[dict[str, Any]] | None = None
+    rope_scaling: Sourced[dict[str, Any]] | None = None  # --rope-scaling / hf_overrides
+    allow_long_max_model_len: Sourced[bool] | None = None  # VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    settings: dict[str, Sourced[Any]] = field(default_factory=dict)
+    env: dict[str, Sourced[str]] = field(default_factory=dict)
+    annotations: dict[str, Sourced[str]] = field(default_factory=dict)
+    claims: Claims = field(default_factory=Claims)
+    problems: list[InputProblem] = field(default_factory=list)
+    unknown_flags: list[Sourced[str]] = field(default_factory=list)

@@ -1,0 +1,26 @@
+"""KvlintError: the one exit-2 path for bad input; printed as one line, never a traceback."""
+
+from __future__ import annotations
+
+from kvlint.finding import Span
+
+
+class KvlintError(Exception):
+    """Input kvlint cannot work with: a file, a key, a model, a GPU name.
+
+    ``str()`` is the single line the CLI prints: ``path:line:col: message`` when a position is
+    known, else ``path: message`` or just the message.
+    """
+
+    def __init__(self, message: str, span: Span | None = None, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.path = span.path if span is not None else path
+
+    def __str__(self) -> str:
+        if self.span is not None:
+            return f"{self.span.location()}: {self.message}"
+        if self.path:
+            return f"{self.path}: {self.message}"
+        return self.message

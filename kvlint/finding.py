@@ -1,0 +1,77 @@
+"""The records a check produces: Severity, Span, Fix, Problem (what a rule yields), Finding."""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+
+class Severity(enum.IntEnum):
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or info)") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class Span(NamedTuple):
+    """Where a value came from: 1-based line and column, and the key path inside the document."""
+
+    path: str
+    line: int
+    column: int
+    key: str = ""
+    end_column: int | None = None  # exclusive, for a token inside a longer scalar
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"  # changes nothing the user meant
+    UNSAFE = "unsafe"  # changes behaviour; only with --unsafe-fixes
+
+
+class Edit(NamedTuple):
+    """Replace the value found at ``span`` with ``replacement`` (text as it should appear)."""
+
+    span: Span
+    replacement: str
+
+
+class Fix(NamedTuple):
+    title: str
+    edits: tuple[Edit, ...] = ()
+    applicability: Applicability = Applicability.UNSAFE
+
+
+class Problem(NamedTuple):
+    """What a rule yields: the span of the value to change and a one-line message."""
+
+    span: Span
+    message: str
+    fix: Fix | None = None
+    numbers: tuple[tuple[str, str], ...] = ()  # (label, formatted value) behind the message
+
+
+class Finding(NamedTuple):
+    """What the linter reports: a Problem stamped with the rule's code, name and severity."""
+
+    code: str
+    name: str
+    severity: Severity
+    span: Span
+    message: str
+    fix: Fix | None = None
+    numbers: tuple[tuple[str, str], ...] = ()
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.span.path, self.span.line, self.span.column, self.code)

@@ -1,0 +1,1 @@
+"""The model layer: config.json -> ModelSpec, resolution, and the built-in catalog."""

@@ -1,0 +1,132 @@
+"""ModelSpec: the normalised facts about a model that the KV arithmetic needs, layer by layer."""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+from dataclasses import field
+
+
+class CacheKind(str, enum.Enum):
+    """What one decoder layer keeps per sequence."""
+
+    FULL = "full"  # K and V for every token (MHA / GQA / MQA)
+    FULL_KV_SHARED = "full_kv_shared"  # one tensor serves as K and V (Gemma 4 attention_k_eq_v)
+    SLIDING = "sliding"  # as FULL, bounded at `window` tokens
+    CHUNKED = "chunked"  # as FULL, bounded at `window` = attention_chunk_size (Llama 4)
+    MLA = "mla"  # one latent vector per token (kv_lora_rank + qk_rope_head_dim)
+    SHARED = "shared"  # reuses another layer's cache (Gemma 3n num_kv_shared_layers)
+    STATE = "state"  # linear attention / Mamba: a fixed state per sequence
+
+    @property
+    def grows(self) -> bool:
+        """True when the layer's cache grows with every token of the context."""
+        return self in (CacheKind.FULL, CacheKind.FULL_KV_SHARED, CacheKind.MLA)
+
+    @property
+    def bounded(self) -> bool:
+        return self in (CacheKind.SLIDING, CacheKind.CHUNKED)
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One decoder layer's cache.
+
+    Per token the layer stores ``kv_heads * (head_dim_k + head_dim_v)`` elements. MLA and
+    K=V-shared layers store a single tensor, so ``head_dim_v`` is 0 there. ``window`` is the
+    sliding window or chunk size of bounded layers; ``state_elements`` the per-sequence state of
+    linear-attention / Mamba layers, stored in the model dtype unless the engine says otherwise.
+    """
+
+    kind: CacheKind
+    kv_heads: int = 0
+    head_dim_k: int = 0
+    head_dim_v: int = 0
+    window: int | None = None
+    state_elements: int = 0
+
+    @property
+    def elements_per_token(self) -> int:
+        if self.kind in (CacheKind.SHARED, CacheKind.STATE):
+            return 0
+        return self.kv_heads * (self.head_dim_k + self.head_dim_v)
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """RoPE scaling as the config states it (`rope_scaling` or `rope_parameters`)."""
+
+    rope_type: str
+    factor: float | None = None
+    original_max_position_embeddings: int | None = None
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """The checkpoint's weight quantisation, and any KV-cache scheme it declares."""
+
+    method: (
+        str  # quant_method: awq, gptq, fp8, mxfp4, modelopt, compressed-tensors, bitsandbytes ...
+    )
+    weight_bits: float | None = None
+    kv_cache_dtype: str | None = None  # only when the config declares a cache scheme
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything kvlint knows about a model's shape. Built by a family module, never by hand."""
+
+    name: str
+    model_type: str
+    layers: tuple[LayerSpec, ...]
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int  # of the full-attention layers (1 for MQA; 1 stands for MLA's latent)
+    head_dim: int
+    vocab_size: int
+    dtype: str  # the model dtype: what a `kv_cache_dtype: auto` cache uses
+    max_position_embeddings: int | None = None
+    max_length_key: str | None = None  # which config key gave the length (vLLM takes the minimum)
+    rope_scaling: RopeScaling | None = None
+    quantization: Quantization | None = None
+    param_count: int | None = None  # total parameters, experts included
+    active_param_count: int | None = None  # per token, for MoE
+    weight_bytes: int | None = None  # the real checkpoint size when known (safetensors index)
+    tie_word_embeddings: bool = False
+    num_experts: int | None = None
+    intermediate_size: int | None = None
+    source: str = ""  # where the facts came from: a path, a catalog entry, a hub id
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    def layer_counts(self) -> dict[str, int]:
+        """Layers per cache kind, in a stable order."""
+        counts = Counter(layer.kind.value for layer in self.layers)
+        return {kind.value: counts[kind.value] for kind in CacheKind if counts[kind.value]}
+
+    @property
+    def attention_kind(self) -> str:
+        """MHA, GQA, MQA or MLA, as people name it."""
+        if any(layer.kind is CacheKind.MLA for layer in self.layers):
+            return "MLA"
+        if self.num_key_value_heads == self.num_attention_heads:
+            return "MHA"
+        if self.num_key_value_heads == 1:
+            return "MQA"
+        return "GQA"
+
+    @property
+    def sliding_window(self) -> int | None:
+        """The window of the model's sliding layers, when it has any."""
+        windows = [layer.window for layer in self.layers if layer.kind is CacheKind.SLIDING]
+        return max((w for w in windows if w), default=None)
+
+    @property
+    def every_layer_windowed(self) -> bool:
+        return all(
+            layer.kind.bounded for layer in self.layers if layer.kind is not CacheKind.SHARED
+        )
