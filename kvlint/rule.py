@@ -1,0 +1,126 @@
+"""The Rule base class every check subclasses, its Options base model and the doc-section parser."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import ClassVar
+from typing import NamedTuple
+
+import pydantic
+from pydantic import ConfigDict
+
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+
+if TYPE_CHECKING:
+    from kvlint.deploy.model import Deployment
+    from kvlint.sizing import Sizing
+
+
+class FixAvailability(enum.Enum):
+    """Whether a rule can offer a fix (ruff's ``FixAvailability``)."""
+
+    NONE = "none"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
+class NoOptions(pydantic.BaseModel):
+    """The options of a rule that takes none: any key given in the config is an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rule:
+    """A check over one Deployment. Subclasses set the class attributes and write ``check``.
+
+    The subclass docstring is the rule's documentation, in ruff's sections (see ``REQUIRED``).
+    A rule never reads files, prints or touches the network: everything it needs is in the
+    Deployment and its Sizing.
+    """
+
+    code: ClassVar[str]  # "KV301"
+    name: ClassVar[str]  # "max-num-seqs-over-kv-budget": names the mistake, not the remedy
+    severity: ClassVar[Severity]  # the default; config may override it
+    engines: ClassVar[frozenset[str]] = frozenset()  # empty: every engine
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    Options: ClassVar[type[pydantic.BaseModel]] = NoOptions
+
+    def __init__(self, options: pydantic.BaseModel | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        """Yield a Problem for each mistake in ``dep``; ``sizing`` has the numbers."""
+        raise NotImplementedError(f"{type(self).__name__}.check")
+        yield  # pragma: no cover  (makes this a generator for type checkers and readers)
+
+    @classmethod
+    def applies_to(cls, engine: str) -> bool:
+        return not cls.engines or engine in cls.engines
+
+    @classmethod
+    def doc(cls) -> RuleDoc:
+        return parse_doc(inspect.getdoc(cls) or "")
+
+
+# The sections every rule doc must have, in this order (ruff's template); "Use instead:" is a
+# paragraph inside "Example", as in ruff's docs.
+REQUIRED = ("What it does", "Why is this bad?", "Example")
+OPTIONAL = ("Fix safety", "Options", "References")
+
+_HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
+_YAML_BLOCK = re.compile(r"```ya?ml\n(.*?)```", re.DOTALL)
+
+
+class RuleDoc(NamedTuple):
+    """A rule docstring split into its sections."""
+
+    text: str
+    sections: dict[str, str]  # heading -> body (stripped)
+    example: str | None  # the first ```yaml block of "Example": triggers the rule
+    use_instead: str | None  # the ```yaml block after "Use instead:": does not
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of "What it does", one line."""
+        body = " ".join(self.sections.get("What it does", "").split())
+        return body.partition(". ")[0].rstrip(".")
+
+    def problems(self) -> list[str]:
+        """What is wrong with the doc (empty when it is complete)."""
+        found = [s for s in self.sections if s in REQUIRED]
+        missing = [f"section `## {s}` is missing" for s in REQUIRED if s not in self.sections]
+        out = list(missing)
+        if not missing and found != list(REQUIRED):
+            out.append("sections are out of order (What it does, Why is this bad?, Example)")
+        unknown = [s for s in self.sections if s not in REQUIRED and s not in OPTIONAL]
+        out.extend(f"unknown section `## {s}`" for s in unknown)
+        if "Example" in self.sections:
+            if self.example is None:
+                out.append("`## Example` has no ```yaml block")
+            if self.use_instead is None:
+                out.append("`## Example` has no `Use instead:` followed by a ```yaml block")
+        return out
+
+
+def parse_doc(text: str) -> RuleDoc:
+    """Split a rule docstring (already dedented) into its ``## `` sections and yaml examples."""
+    sections: dict[str, str] = {}
+    matches = list(_HEADING.finditer(text))
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        sections[match.group(1)] = text[match.end() : end].strip()
+    example = use_instead = None
+    body = sections.get("Example")
+    if body is not None:
+        before, marker, after = body.partition("Use instead:")
+        first = _YAML_BLOCK.search(before)
+        example = first.group(1) if first else None
+        if marker:
+            second = _YAML_BLOCK.search(after)
+            use_instead = second.group(1) if second else None
+    return RuleDoc(text, sections, example, use_instead)
