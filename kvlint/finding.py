@@ -30,6 +30,7 @@ class Span(NamedTuple):
     column: int
     key: str = ""
     end_column: int | None = None  # exclusive, for a token inside a longer scalar
+    end_line: int | None = None  # the line ``end_column`` is on, when the value spans lines
 
     def location(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
@@ -60,6 +61,10 @@ class Problem(NamedTuple):
     message: str
     fix: Fix | None = None
     numbers: tuple[tuple[str, str], ...] = ()  # (label, formatted value) behind the message
+    # A rule whose one mistake has graver and milder forms (KV401: every layer windowed is a
+    # warning, a hybrid model's local layers only an info) sets it; a severity configured for
+    # the rule still wins, and None means the rule's default.
+    severity: Severity | None = None
 
 
 class Finding(NamedTuple):
