@@ -18,6 +18,7 @@ class CacheKind(str, enum.Enum):
     MLA = "mla"  # one latent vector per token (kv_lora_rank + qk_rope_head_dim)
     SHARED = "shared"  # reuses another layer's cache (Gemma 3n num_kv_shared_layers)
     STATE = "state"  # linear attention / Mamba: a fixed state per sequence
+    NONE = "none"  # no cache at all: an MLP-only or MoE-only block (Nemotron-H `-` / `E`)
 
     @property
     def grows(self) -> bool:
@@ -48,7 +49,7 @@ class LayerSpec:
 
     @property
     def elements_per_token(self) -> int:
-        if self.kind in (CacheKind.SHARED, CacheKind.STATE):
+        if self.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
             return 0
         return self.kv_heads * (self.head_dim_k + self.head_dim_v)
 
@@ -128,5 +129,7 @@ class ModelSpec:
     @property
     def every_layer_windowed(self) -> bool:
         return all(
-            layer.kind.bounded for layer in self.layers if layer.kind is not CacheKind.SHARED
+            layer.kind.bounded
+            for layer in self.layers
+            if layer.kind not in (CacheKind.SHARED, CacheKind.NONE)
         )

@@ -1,0 +1,320 @@
+"""config.json -> ModelSpec: pick the text config, find the family, read lengths, dtype, RoPE."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+from kvlint.errors import KvlintError
+from kvlint.finding import Span
+from kvlint.model.families import GENERIC
+from kvlint.model.families import family_for
+from kvlint.model.families.base import HEAD_KEYS
+from kvlint.model.families.base import HIDDEN_KEYS
+from kvlint.model.families.base import LAYER_KEYS
+from kvlint.model.families.base import ConfigView
+from kvlint.model.families.base import Family
+from kvlint.model.families.base import Locator
+from kvlint.model.params import estimate_params
+from kvlint.model.quant import read_quantization
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import ModelSpec
+from kvlint.model.spec import RopeScaling
+
+# vllm/transformers_utils/model_arch_config_convertor.py `derive_max_model_len_and_key`:
+# the minimum over the keys present.
+MAX_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+# The dtypes a cache can take from the model; anything else is read as float32 would be.
+_DTYPE_NAMES = {
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+# vllm/config/model.py `_FLOAT16_NOT_SUPPORTED_MODELS`: float16 is refused for these.
+_NO_FLOAT16 = frozenset({"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"})
+
+
+def load_config_file(path: pathlib.Path) -> ModelSpec:
+    """Read a ``config.json`` (or a model directory holding one) into a ModelSpec.
+
+    Raises KvlintError naming the file (and the key, with its line and column) on anything
+    kvlint cannot read.
+    """
+    file = path / "config.json" if path.is_dir() else path
+    shown = str(file)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise KvlintError(
+            f"cannot read the model config: {exc.strerror or exc}", path=shown
+        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise KvlintError(
+            f"the model config is not UTF-8 text (byte {exc.start})", path=shown
+        ) from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        span = Span(shown, exc.lineno, exc.colno)
+        raise KvlintError(f"the model config is not valid JSON: {exc.msg}", span) from None
+    except RecursionError:
+        raise KvlintError("the model config is nested too deeply", path=shown) from None
+    if not isinstance(config, dict):
+        raise KvlintError(
+            f"the model config must be a JSON object, got {type(config).__name__}", path=shown
+        )
+    positions = key_positions(text)
+    return _build(config, name=config_name(file), source=shown, path=shown, locate=positions.get)
+
+
+def config_name(file: pathlib.Path) -> str:
+    """A display name: the model directory, or a fixture's ``org__name.json`` as ``org/name``."""
+    if file.name == "config.json" and file.parent.name:
+        return file.parent.name
+    return file.stem.replace("__", "/", 1)
+
+
+def spec_from_config(
+    config: Mapping[str, Any], *, name: str, source: str = "", path: str | None = None
+) -> ModelSpec:
+    """A ModelSpec from a parsed config dict (for multimodal checkpoints, its ``text_config``).
+
+    Raises KvlintError naming ``path`` (or ``name``) and the key it cannot read.
+    """
+    return _build(config, name=name, source=source, path=path or source or name, locate=None)
+
+
+def _build(
+    config: Mapping[str, Any],
+    *,
+    name: str,
+    source: str,
+    path: str,
+    locate: Locator | None,
+) -> ModelSpec:
+    top = ConfigView(config, path=path, locate=locate)
+    cfg = _text_view(top)
+    model_type = top.opt_str("model_type") or ""
+    text_type = cfg.opt_str("model_type") or model_type
+    notes: list[str] = []
+    family = _family(top, cfg, model_type, text_type, notes)
+    arch = family.architecture(cfg)
+    notes.extend(arch.notes)
+    shape = arch.shape
+    max_len, max_key = read_max_length(cfg)
+    if max_len is None:
+        notes.append(
+            "no maximum length key in the config (vLLM assumes 2048: "
+            "vllm/transformers_utils/model_arch_config_convertor.py)"
+        )
+    dtype, dtype_note = read_dtype(top, cfg, text_type)
+    if dtype_note:
+        notes.append(dtype_note)
+    vocab = cfg.opt_int_of(("vocab_size", "padded_vocab_size"), minimum=1)
+    if vocab is None:
+        vocab = top.opt_int("vocab_size", minimum=1) or 0
+    tie = cfg.opt_bool("tie_word_embeddings")
+    if tie is None:
+        tie = bool(top.opt_bool("tie_word_embeddings"))
+    params = estimate_params(cfg, arch, text_type, vocab=vocab, tie=tie)
+    is_mla = any(layer.kind is CacheKind.MLA for layer in arch.layers)
+    return ModelSpec(
+        name=name,
+        model_type=model_type or text_type,
+        layers=arch.layers,
+        hidden_size=shape.hidden_size,
+        num_attention_heads=shape.num_attention_heads,
+        num_key_value_heads=1 if is_mla else shape.num_key_value_heads,
+        head_dim=shape.head_dim,
+        vocab_size=vocab,
+        dtype=dtype,
+        max_position_embeddings=max_len,
+        max_length_key=max_key,
+        rope_scaling=read_rope_scaling(cfg),
+        quantization=read_quantization(cfg) or read_quantization(top),
+        param_count=params.total,
+        active_param_count=params.active,
+        tie_word_embeddings=tie,
+        num_experts=params.num_experts,
+        intermediate_size=params.intermediate_size,
+        source=source,
+        notes=tuple(notes),
+    )
+
+
+def _text_view(top: ConfigView) -> ConfigView:
+    """The config that describes the language model: ``text_config`` when there is one."""
+    for key in ("text_config", "llm_config", "language_config"):
+        sub = top.opt_mapping(key)
+        if sub is not None:
+            return ConfigView(sub, path=top.path, prefix=(key,), locate=top._locate)
+    return top
+
+
+def _family(
+    top: ConfigView, cfg: ConfigView, model_type: str, text_type: str, notes: list[str]
+) -> Family:
+    family = family_for(text_type) or family_for(model_type)
+    if family is not None:
+        return family
+    shown = text_type or "(none)"
+    standard = all(cfg.first_key(keys) for keys in (LAYER_KEYS, HIDDEN_KEYS, HEAD_KEYS))
+    if not standard:
+        key = "model_type" if top.has("model_type") else LAYER_KEYS[0]
+        view = cfg if cfg.has("model_type") else top
+        raise view.error(
+            key,
+            f"unknown model_type {shown!r} and the config lacks the standard keys "
+            "(`num_hidden_layers`, `hidden_size`, `num_attention_heads`) to read it as a "
+            "generic decoder",
+        )
+    notes.append(f"model_type {shown!r} is not a known family: read as a generic decoder")
+    return GENERIC
+
+
+def read_max_length(cfg: ConfigView) -> tuple[int | None, str | None]:
+    """The model's maximum length as vLLM derives it: the minimum over the length keys.
+
+    ``model_max_length`` overrides the minimum when set (Command-R / Cohere2), as in vLLM.
+    """
+    best: tuple[int, str] | None = None
+    for key in MAX_LENGTH_KEYS:
+        value = cfg.opt_int(key, minimum=1)
+        if value is not None and (best is None or value < best[0]):
+            best = (value, key)
+    override = cfg.opt_int("model_max_length", minimum=1)
+    if override is not None:
+        best = (override, "model_max_length")
+    if best is None:
+        return None, None
+    return best
+
+
+def read_dtype(top: ConfigView, cfg: ConfigView, model_type: str) -> tuple[str, str | None]:
+    """The dtype vLLM serves the model in with ``--dtype auto`` on a bfloat16-capable GPU.
+
+    Mirrors vllm/config/model.py `_get_and_verify_dtype` / `_resolve_auto_dtype`: the config's
+    ``dtype`` / ``torch_dtype`` (text config first, then the top level); absent means float32;
+    a float32 model is served in the platform's preferred dtype (bfloat16 on CUDA sm80+).
+    """
+    raw: str | None = None
+    for view in (cfg, top):
+        for key in ("dtype", "torch_dtype"):
+            value = view.raw(key)
+            if isinstance(value, str) and value != "auto":
+                raw = value
+                break
+        if raw:
+            break
+    name = _DTYPE_NAMES.get(raw.lower()) if raw else None
+    if name is None:
+        said = f"config dtype {raw!r}" if raw else "no dtype in the config"
+        return "bfloat16", f"{said}: served as bfloat16 (vLLM's float32 default, downcast)"
+    if name == "float32":
+        return "bfloat16", "config dtype float32: vLLM serves float32 models in bfloat16"
+    if name == "float16" and model_type in _NO_FLOAT16:
+        return "bfloat16", f"vLLM refuses float16 for {model_type}: served as bfloat16"
+    return name, None
+
+
+def read_rope_scaling(cfg: ConfigView) -> RopeScaling | None:
+    """``rope_scaling`` or ``rope_parameters`` (a per-layer-type dict: its full-attention entry)."""
+    for key in ("rope_scaling", "rope_parameters"):
+        value = cfg.opt_mapping(key)
+        if value is None:
+            continue
+        if "full_attention" in value and isinstance(value["full_attention"], Mapping):
+            value = value["full_attention"]
+        rope_type = value.get("rope_type", value.get("type"))
+        factor = value.get("factor")
+        original = value.get("original_max_position_embeddings")
+        if not isinstance(rope_type, str):
+            rope_type = "default"
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+            factor = None
+        if isinstance(original, bool) or not isinstance(original, int):
+            original = None
+        if rope_type == "default" and factor is None:
+            return None
+        return RopeScaling(rope_type, float(factor) if factor is not None else None, original)
+    return None
+
+
+def key_positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
+    """(line, column) of every object key in a JSON text, by key path (lists add ``"[]"``).
+
+    The first occurrence wins. A small scanner: json.loads keeps no positions.
+    """
+    line_starts = [0]
+    line_starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
+    positions: dict[tuple[str, ...], tuple[int, int]] = {}
+    stack: list[tuple[bool, tuple[str, ...]]] = []  # (is_object, path) of open containers
+    pending: tuple[str, ...] = ()
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == '"':
+            end = _string_end(text, index)
+            after = end
+            while after < length and text[after] in " \t\r\n":
+                after += 1
+            if stack and stack[-1][0] and after < length and text[after] == ":":
+                try:
+                    key = json.loads(text[index:end])
+                except json.JSONDecodeError:
+                    key = text[index + 1 : end - 1]
+                pending = (*stack[-1][1], str(key))
+                line = bisect.bisect_right(line_starts, index) - 1
+                positions.setdefault(pending, (line + 1, index - line_starts[line] + 1))
+            index = end
+            continue
+        if char in "{[":
+            parent = stack[-1] if stack else None
+            if parent is None:
+                path: tuple[str, ...] = ()
+            elif parent[0]:
+                path = pending
+            else:
+                path = (*parent[1], "[]")
+            stack.append((char == "{", path))
+        elif char in "}]" and stack:
+            stack.pop()
+        index += 1
+    return positions
+
+
+def _string_end(text: str, start: int) -> int:
+    """Index just past the JSON string that opens at ``start``."""
+    index = start + 1
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == '"':
+            return index + 1
+        index += 1
+    return len(text)

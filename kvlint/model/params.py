@@ -1,0 +1,177 @@
+"""A parameter-count estimate from the config: total, and active per token for MoE models.
+
+Counts the matrices (embeddings, attention or MLA projections, MLPs, experts, routers, the
+linear-attention / Mamba mixers); norms and biases are left out (well under 0.1%).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.model.families.base import Architecture
+from kvlint.model.families.base import ConfigView
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k")
+INTERMEDIATE_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
+
+# Two-matrix MLPs (up, down); every other family gates (gate, up, down).
+_UNGATED = frozenset(
+    {"gpt2", "gpt_bigcode", "falcon", "gpt_neox", "gptj", "bloom", "opt", "mpt", "phi",
+     "starcoder2", "nemotron_h", "dbrx"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ParamEstimate:
+    total: int | None
+    active: int | None
+    num_experts: int | None
+    intermediate_size: int | None
+
+
+def estimate_params(
+    cfg: ConfigView, arch: Architecture, model_type: str, *, vocab: int, tie: bool
+) -> ParamEstimate:
+    shape = arch.shape
+    hidden = shape.hidden_size
+    intermediate = cfg.opt_int_of(INTERMEDIATE_KEYS, minimum=0) or 4 * hidden
+    experts = cfg.opt_int_of(EXPERT_KEYS, minimum=0) or None
+    top_k = cfg.opt_int_of(TOP_K_KEYS, minimum=0) or (2 if experts else None)
+    mlp_matrices = 2 if model_type in _UNGATED else 3
+    dense_mlp = mlp_matrices * hidden * intermediate
+
+    embed = vocab * hidden
+    head = 0 if tie else vocab * hidden
+    total = embed + head
+    active = head  # the input embedding is a lookup, not compute
+    for index, layer in enumerate(arch.layers):
+        mixer = _mixer_params(cfg, shape.hidden_size, shape.num_attention_heads, layer)
+        total += mixer
+        active += mixer
+        if model_type == "nemotron_h":
+            continue  # its MLPs are separate layers: see _nemotron_mlp
+        if experts and _is_moe_layer(cfg, index):
+            expert_size = cfg.opt_int("moe_intermediate_size", minimum=0) or intermediate
+            one = mlp_matrices * hidden * expert_size
+            shared = _shared_expert_params(cfg, hidden, expert_size, mlp_matrices)
+            router = hidden * experts
+            total += experts * one + shared + router
+            active += (top_k or 1) * one + shared + router
+            if cfg.opt_bool("enable_moe_block"):  # Gemma 4: a dense MLP beside the experts
+                total += dense_mlp
+                active += dense_mlp
+        else:
+            total += dense_mlp
+            active += dense_mlp
+    if model_type == "nemotron_h":
+        extra_total, extra_active = _nemotron_mlp(cfg, hidden, intermediate, experts, top_k)
+        total += extra_total
+        active += extra_active
+    return ParamEstimate(
+        total=total,
+        active=active if experts else None,
+        num_experts=experts,
+        intermediate_size=intermediate,
+    )
+
+
+def _mixer_params(cfg: ConfigView, hidden: int, heads: int, layer: LayerSpec) -> int:
+    """Attention, MLA, or linear-attention / Mamba mixer weights of one layer."""
+    if layer.kind is CacheKind.MLA:
+        return _mla_params(cfg, hidden, heads)
+    if layer.kind is CacheKind.STATE:
+        return _state_params(cfg, hidden)
+    if layer.kind is CacheKind.NONE:
+        return 0
+    head_dim = layer.head_dim_k
+    kv_matrices = 1 if layer.kind is CacheKind.FULL_KV_SHARED else 2
+    q_and_o = 2 * hidden * heads * head_dim
+    params = q_and_o + kv_matrices * hidden * layer.kv_heads * head_dim
+    return params + (_state_params(cfg, hidden) if layer.state_elements else 0)
+
+
+def _mla_params(cfg: ConfigView, hidden: int, heads: int) -> int:
+    """DeepSeek V2/V3 attention: low-rank Q and a shared KV latent (modeling_deepseek.py)."""
+    q_lora = cfg.opt_int("q_lora_rank") or 0
+    kv_lora = cfg.opt_int("kv_lora_rank") or 0
+    nope = cfg.opt_int("qk_nope_head_dim") or 0
+    rope = cfg.opt_int("qk_rope_head_dim") or 0
+    v_head = cfg.opt_int("v_head_dim") or nope
+    q_head = nope + rope
+    q = hidden * q_lora + q_lora * heads * q_head if q_lora else hidden * heads * q_head
+    kv_a = hidden * (kv_lora + rope)
+    kv_b = kv_lora * heads * (nope + v_head)
+    o = heads * v_head * hidden
+    return q + kv_a + kv_b + o
+
+
+def _state_params(cfg: ConfigView, hidden: int) -> int:
+    """A linear-attention (gated DeltaNet) or Mamba-2 / Mamba-1 mixer, roughly."""
+    nk = cfg.opt_int("linear_num_key_heads")
+    if nk:
+        nv = cfg.opt_int("linear_num_value_heads") or nk
+        dk = cfg.opt_int("linear_key_head_dim") or 128
+        dv = cfg.opt_int("linear_value_head_dim") or 128
+        key_dim, value_dim = nk * dk, nv * dv
+        return hidden * (2 * key_dim + 2 * value_dim + 2 * nv) + value_dim * hidden
+    heads = cfg.opt_int_of(("mamba_num_heads", "mamba_n_heads"))
+    head_dim = cfg.opt_int_of(("mamba_head_dim", "mamba_d_head"))
+    state = cfg.opt_int_of(("ssm_state_size", "mamba_d_state", "state_size"), minimum=0) or 16
+    if heads and head_dim:
+        inner = heads * head_dim
+        groups = cfg.opt_int_of(("n_groups", "mamba_n_groups")) or 1
+        return hidden * (2 * inner + 2 * groups * state + heads) + inner * hidden
+    expand = cfg.opt_int_of(("mamba_expand", "expand")) or 2
+    inner = expand * hidden
+    rank = cfg.opt_int_of(("mamba_dt_rank", "time_step_rank")) or -(-hidden // 16)
+    return hidden * 2 * inner + inner * (rank + 2 * state) + rank * inner + inner * hidden
+
+
+def _is_moe_layer(cfg: ConfigView, index: int) -> bool:
+    """Whether decoder layer ``index`` has experts (DeepSeek, Qwen-MoE, Llama 4 conventions)."""
+    first_dense = cfg.opt_int("first_k_dense_replace") or 0
+    if index < first_dense:
+        return False
+    freq = cfg.opt_int("moe_layer_freq") or 1
+    if index % freq:
+        return False
+    only_dense = cfg.opt_list("mlp_only_layers") or []
+    if index in only_dense:
+        return False
+    step = cfg.opt_int("decoder_sparse_step") or cfg.opt_int("interleave_moe_layer_step") or 1
+    return (index + 1) % step == 0
+
+
+def _shared_expert_params(cfg: ConfigView, hidden: int, expert_size: int, matrices: int) -> int:
+    shared = cfg.opt_int("n_shared_experts") or 0
+    if shared:
+        return shared * matrices * hidden * expert_size
+    size = cfg.opt_int("shared_expert_intermediate_size") or 0
+    if size:
+        return matrices * hidden * size + hidden  # Qwen's shared expert has a scalar gate
+    return 0
+
+
+def _nemotron_mlp(
+    cfg: ConfigView, hidden: int, intermediate: int, experts: int | None, top_k: int | None
+) -> tuple[int, int]:
+    """Nemotron-H's MLP (``-``) and MoE (``E``) layers, from ``hybrid_override_pattern``."""
+    pattern = cfg.opt_str("hybrid_override_pattern") or ""
+    dense = 2 * hidden * intermediate  # relu2, not gated
+    total = active = pattern.count("-") * dense
+    moe_layers = pattern.count("E")
+    if moe_layers and experts:
+        size = cfg.opt_int("moe_intermediate_size") or intermediate
+        one = 2 * hidden * size
+        shared = (
+            (cfg.opt_int("n_shared_experts") or 0)
+            * 2
+            * hidden
+            * (cfg.opt_int("moe_shared_expert_intermediate_size") or size)
+        )
+        total += moe_layers * (experts * one + shared + hidden * experts)
+        active += moe_layers * ((top_k or 1) * one + shared + hidden * experts)
+    return total, active

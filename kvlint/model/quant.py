@@ -1,0 +1,120 @@
+"""``quantization_config``: weight quantisation method and bits, and any declared cache scheme."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvlint.model.families.base import ConfigView
+from kvlint.model.spec import Quantization
+
+# Bits per weight of methods whose bits the config does not spell out. MXFP4 stores 4-bit values
+# with one 8-bit scale per 32 (4.25 bits); NVFP4 one 8-bit scale per 16 (4.5 bits).
+_METHOD_BITS: dict[str, float] = {
+    "fp8": 8,
+    "fbgemm_fp8": 8,
+    "ptpc_fp8": 8,
+    "mxfp4": 4.25,
+    "nvfp4": 4.5,
+    "mxfp8": 8.25,
+}
+
+# modelopt `quant_algo` -> bits per weight.
+_MODELOPT_BITS: dict[str, float] = {
+    "fp8": 8,
+    "fp8_pb_wo": 8,
+    "fp8_per_channel_per_token": 8,
+    "nvfp4": 4.5,
+    "w4a8_awq": 4,
+    "w4a16_awq": 4,
+    "w4a8_nvfp4_fp8": 4.5,
+    "mxfp8": 8.25,
+}
+
+# vllm/engine/arg_utils.py `MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP`.
+_MODELOPT_KV = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
+
+
+def read_quantization(cfg: ConfigView) -> Quantization | None:
+    """The checkpoint's ``quantization_config`` (None when the weights are not quantised)."""
+    qc = cfg.opt_mapping("quantization_config")
+    if qc is None:
+        return None
+    method = qc.get("quant_method")
+    if method is None and isinstance(qc.get("quantization"), Mapping):
+        method = "modelopt"  # hf_quant_config.json layout: {"producer": ..., "quantization": {...}}
+    if not isinstance(method, str):
+        raise cfg.error(
+            "quantization_config",
+            f"`{cfg.key_name('quantization_config')}.quant_method` must be a string, "
+            f"got {method!r}",
+        )
+    method = method.lower()
+    return Quantization(
+        method=method, weight_bits=_weight_bits(method, qc), kv_cache_dtype=_kv_scheme(qc)
+    )
+
+
+def _weight_bits(method: str, qc: Mapping[str, Any]) -> float | None:
+    for key in ("bits", "w_bit", "weight_bits", "num_bits", "wbits"):
+        value = qc.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    if method == "bitsandbytes":
+        if qc.get("load_in_4bit"):
+            return 4.0
+        if qc.get("load_in_8bit"):
+            return 8.0
+        return None
+    if method.startswith("modelopt"):
+        algo = _modelopt_field(qc, "quant_algo")
+        if isinstance(algo, str):
+            return _MODELOPT_BITS.get(algo.lower())
+        return None
+    if method == "compressed-tensors":
+        groups = qc.get("config_groups")
+        if isinstance(groups, Mapping):
+            for group in groups.values():
+                weights = group.get("weights") if isinstance(group, Mapping) else None
+                if isinstance(weights, Mapping) and isinstance(weights.get("num_bits"), int):
+                    return float(weights["num_bits"])
+        return None
+    bits = _METHOD_BITS.get(method)
+    return float(bits) if bits is not None else None
+
+
+def _modelopt_field(qc: Mapping[str, Any], key: str) -> Any:
+    """A modelopt field, at the top of the config or under ``quantization``."""
+    if key in qc:
+        return qc[key]
+    nested = qc.get("quantization")
+    return nested.get(key) if isinstance(nested, Mapping) else None
+
+
+def _kv_scheme(qc: Mapping[str, Any]) -> str | None:
+    """The cache dtype the config declares (modelopt ``kv_cache_quant_algo``, or a
+    compressed-tensors / modelopt ``kv_cache_scheme``), as vLLM's ``--kv-cache-dtype`` names it.
+
+    Mirrors vllm/engine/arg_utils.py `get_kv_cache_quant_algo_string`. Only modelopt checkpoints
+    make vLLM's ``auto`` follow it; a compressed-tensors scheme carries scales for an fp8 cache
+    the user still selects.
+    """
+    for key in ("kv_cache_quant_algo", "kv_cache_scheme"):
+        value = _modelopt_field(qc, key)
+        if isinstance(value, str):
+            return _MODELOPT_KV.get(value.lower(), value.lower())
+        if isinstance(value, Mapping):
+            bits = value.get("num_bits")
+            kind = value.get("type", "float")
+            if kind == "float" and bits == 8:
+                return "fp8"
+            if kind == "float" and bits == 4:
+                return "nvfp4"
+            if kind == "int" and bits == 8:
+                return "int8"
+            return f"{kind}{bits}"
+    return None
+
+
+def weight_quantized(qc: Quantization | None) -> bool:
+    return qc is not None and qc.weight_bits is not None and qc.weight_bits < 16
