@@ -81,11 +81,15 @@ class KvSize:
 
     @property
     def state_bytes(self) -> int:
-        """Linear-attention / Mamba state of one sequence, whatever its length."""
+        """Linear-attention / Mamba state of one sequence, whatever its length.
+
+        Counts the state of STATE layers and of parallel hybrid layers (Falcon-H1: an attention
+        layer that also carries ``state_elements``).
+        """
         return sum(
-            layer_sequence_bytes(layer, self.types, 0)
+            self.types.state.bytes_for(layer.state_elements)
             for layer in self.spec.layers
-            if layer.kind is CacheKind.STATE
+            if layer.kind is CacheKind.STATE or layer.state_elements
         )
 
     def per_sequence_bytes(self, context: int) -> int:
@@ -106,7 +110,9 @@ class KvSize:
     @property
     def mha_per_token_bytes(self) -> int:
         """The cache if every query head had its own K and V (no grouped-query saving)."""
-        attention = sum(1 for layer in self.spec.layers if layer.kind is not CacheKind.STATE)
+        attention = sum(
+            1 for layer in self.spec.layers if layer.kind not in (CacheKind.STATE, CacheKind.NONE)
+        )
         heads = self.spec.num_attention_heads
         return 2 * attention * self.types.k.bytes_for(heads * self.spec.head_dim)
 

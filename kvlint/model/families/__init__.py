@@ -5,10 +5,42 @@ from __future__ import annotations
 from kvlint.model.families import deepseek
 from kvlint.model.families import llama
 from kvlint.model.families.base import Family
+from kvlint.model.families.chatglm import CHATGLM
+from kvlint.model.families.falcon import FALCON
+from kvlint.model.families.falcon_h1 import FALCON_H1
+from kvlint.model.families.gemma import COHERE2
+from kvlint.model.families.gemma import GEMMA
+from kvlint.model.families.gemma import GEMMA2
+from kvlint.model.families.gemma import GEMMA3
+from kvlint.model.families.gemma3n import GEMMA3N
+from kvlint.model.families.gemma4 import GEMMA4
+from kvlint.model.families.jamba import JAMBA
+from kvlint.model.families.llama4 import LLAMA4
+from kvlint.model.families.nemotron_h import NEMOTRON_H
+from kvlint.model.families.qwen3_next import QWEN3_NEXT
 
 FAMILIES: dict[str, Family] = {
     **{model_type: llama.DECODER for model_type in llama.MODEL_TYPES},
     **{model_type: deepseek.MLA for model_type in deepseek.MODEL_TYPES},
+    "gemma": GEMMA,
+    "gemma2": GEMMA2,
+    "gemma3": GEMMA3,
+    "gemma3_text": GEMMA3,
+    "gemma3n": GEMMA3N,
+    "gemma3n_text": GEMMA3N,
+    "gemma4": GEMMA4,
+    "gemma4_text": GEMMA4,
+    "cohere2": COHERE2,
+    "llama4": LLAMA4,
+    "llama4_text": LLAMA4,
+    "qwen3_next": QWEN3_NEXT,
+    "nemotron_h": NEMOTRON_H,
+    "jamba": JAMBA,
+    "falcon_h1": FALCON_H1,
+    "falcon": FALCON,
+    "RefinedWeb": FALCON,
+    "RefinedWebModel": FALCON,
+    "chatglm": CHATGLM,
 }
 
 # An unknown model_type whose config has the standard keys is read as this family.
@@ -16,5 +48,5 @@ GENERIC: Family = llama.DECODER
 
 
 def family_for(model_type: str) -> Family | None:
-    """The family registered for ``model_type`` (case as HF spells it), or None."""
+    """The family registered for ``model_type`` (as HF spells it), or None."""
     return FAMILIES.get(model_type)

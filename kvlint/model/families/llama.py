@@ -79,6 +79,7 @@ MODEL_TYPES = (
     "internlm2",
     "yi",
     "deepseek",
+    "cohere",
     "starcoder2",
     "gpt_bigcode",
     "gpt2",

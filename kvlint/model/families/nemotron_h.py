@@ -1,0 +1,70 @@
+"""Nemotron-H: Mamba-2, attention, MLP and MoE layers spelled out in ``hybrid_override_pattern``."""
+
+from __future__ import annotations
+
+from kvlint.model.families.base import Architecture
+from kvlint.model.families.base import ConfigView
+from kvlint.model.families.base import Shape
+from kvlint.model.families.base import read_shape
+from kvlint.model.families.states import mamba2_state_elements
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+
+
+def mamba2_state(cfg: ConfigView, hidden: int) -> int:
+    """One Mamba-2 layer's state (vllm/model_executor/models/nemotron_h.py
+    `get_mamba_state_shape_from_config`: intermediate = mamba_num_heads * mamba_head_dim)."""
+    heads = cfg.int_of(("mamba_num_heads",), what="the Mamba head count")
+    head_dim = cfg.int_of(("mamba_head_dim",), what="the Mamba head size")
+    return mamba2_state_elements(
+        intermediate_size=heads * head_dim,
+        n_groups=cfg.opt_int("n_groups", minimum=1) or 1,
+        num_heads=heads,
+        head_dim=head_dim,
+        state_size=cfg.int_of(("ssm_state_size",), what="the SSM state size"),
+        conv_kernel=cfg.opt_int("conv_kernel", minimum=1) or 4,
+    )
+
+
+class NemotronH:
+    """``M`` = Mamba-2 (a fixed state), ``*`` = attention (the only KV cache), ``-`` = MLP and
+    ``E`` = MoE (no cache). The attention head size is ``attention_head_dim`` (or ``head_dim``)."""
+
+    name = "nemotron_h"
+
+    def architecture(self, cfg: ConfigView) -> Architecture:
+        base = read_shape(cfg, head_dim_keys=("attention_head_dim",))
+        pattern = cfg.opt_str("hybrid_override_pattern")
+        if pattern is None:
+            raise cfg.error(
+                "hybrid_override_pattern",
+                f"`{cfg.key_name('hybrid_override_pattern')}` is missing: kvlint needs it to "
+                "tell Mamba layers from attention layers",
+            )
+        if len(pattern) != base.num_layers or set(pattern) - set("M*-E"):
+            raise cfg.error(
+                "hybrid_override_pattern",
+                f"`{cfg.key_name('hybrid_override_pattern')}` must have one of M, *, -, E per "
+                f"layer ({base.num_layers} layers), got {pattern!r}",
+            )
+        shape = Shape(
+            base.num_layers,
+            base.hidden_size,
+            base.num_attention_heads,
+            base.num_key_value_heads,
+            base.head_dim,
+        )
+        state = mamba2_state(cfg, shape.hidden_size) if "M" in pattern else 0
+        layers = tuple(_layer(char, shape, state) for char in pattern)
+        return Architecture(shape, layers)
+
+
+def _layer(char: str, shape: Shape, state: int) -> LayerSpec:
+    if char == "M":
+        return LayerSpec(CacheKind.STATE, state_elements=state)
+    if char == "*":
+        return LayerSpec(CacheKind.FULL, shape.num_key_value_heads, shape.head_dim, shape.head_dim)
+    return LayerSpec(CacheKind.NONE)
+
+
+NEMOTRON_H = NemotronH()
