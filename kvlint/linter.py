@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
 
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.deploy.model import Sourced
+from kvlint.errors import KvlintError
 from kvlint.finding import Finding
+from kvlint.finding import Problem
 from kvlint.finding import Severity
+from kvlint.finding import Span
+from kvlint.suppress import Directive
+from kvlint.suppress import apply as apply_suppressions
+from kvlint.suppress import parse_annotations
+from kvlint.suppress import parse_comments
+from kvlint.suppress import unused as find_unused
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.config import Settings
+    from kvlint.registry import Registry
+    from kvlint.rule import Rule
     from kvlint.sizing import Sizing
+
+UNKNOWN_MODEL = "KV902"
+UNUSED_SUPPRESSION = "KV906"
 
 
 @dataclass(frozen=True)
@@ -62,3 +85,269 @@ class LintResult:
     deployments: tuple[DeploymentResult, ...]
     findings: tuple[Finding, ...]  # every finding, sorted (path, line, column, code)
     plugin_errors: tuple[PluginError, ...] = field(default=())
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline. Imports of the heavier layers happen inside the functions: `kvlint rules` and
+# `kvlint explain` load this module for its records without paying for YAML and models.
+
+SUFFIXES = (".yaml", ".yml", ".json")
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+INTERNAL = "KV900"  # a crash outside any rule (loading, sizing): reported, never a traceback
+
+
+def collect_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
+    """Every file to check as (path, display): files as given, folders walked for YAML and JSON
+    in sorted order, skipping hidden folders, ``.git`` and ``node_modules``."""
+    out: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for arg in paths:
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(_walk(path), key=lambda p: p.relative_to(path).parts)
+            items = [(p, os.path.join(arg, str(p.relative_to(path)))) for p in found]
+        elif path.exists():
+            items = [(path, arg)]
+        else:
+            raise KvlintError("no such file or directory", path=arg)
+        for item in items:
+            key = item[0].resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(item)
+    return out
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
+        for name in files:
+            if name.endswith(SUFFIXES) and not name.startswith("."):
+                yield Path(root) / name
+
+
+@dataclass
+class _Run:
+    """Per-run state: rule instances and the model resolutions (each reference resolved once)."""
+
+    registry: Registry
+    settings: Settings
+    models: dict[tuple[str, str], Any] = field(default_factory=dict)
+    instances: dict[str, Rule] = field(default_factory=dict)
+
+    def rule(self, cls: type[Rule]) -> Rule:
+        instance = self.instances.get(cls.code)
+        if instance is None:
+            instance = self.instances[cls.code] = cls(self.settings.options.get(cls.code))
+        return instance
+
+    def stamp(self, cls: type[Rule], problem: Problem) -> Finding:
+        severity = self.settings.severities.get(cls.code)
+        if severity is None:
+            severity = problem.severity if problem.severity is not None else cls.severity
+        return Finding(
+            cls.code,
+            cls.name,
+            severity,
+            problem.span,
+            problem.message,
+            problem.fix,
+            problem.numbers,
+        )
+
+    def input_problem(self, problem: InputProblem) -> Finding:
+        cls = self.registry.rules.get(problem.code)
+        if cls is None:  # a code no rule documents: keep it rather than lose it
+            return Finding(
+                problem.code, "input-problem", problem.severity, problem.span, problem.message
+            )
+        return self.stamp(cls, Problem(problem.span, problem.message))
+
+
+def lint_paths(
+    paths: Sequence[str], settings: Settings, registry: Registry | None = None
+) -> LintResult:
+    """Check every file under ``paths``; findings sorted by (path, line, column, code)."""
+    from kvlint.registry import default_registry
+
+    run = _Run(registry if registry is not None else default_registry(), settings)
+    files: list[str] = []
+    deployments: list[DeploymentResult] = []
+    findings: list[Finding] = []
+    for path, display in collect_files(paths):
+        files.append(display)
+        file_deployments, file_findings = _lint_file(run, path, display)
+        deployments.extend(file_deployments)
+        findings.extend(file_findings)
+    findings.sort(key=Finding.sort_key)
+    return LintResult(tuple(files), tuple(deployments), tuple(findings), run.registry.errors)
+
+
+def _lint_file(run: _Run, path: Path, display: str) -> tuple[list[DeploymentResult], list[Finding]]:
+    from kvlint.deploy.load import load_path
+
+    try:
+        loaded = load_path(path, display=display)
+    except KvlintError as exc:
+        span = exc.span or Span(display, 1, 1)
+        problem = InputProblem("KV901", span, exc.message, Severity.ERROR)
+        return [], _enabled(run, [run.input_problem(problem)], display)
+    except Exception as exc:  # a loader bug must not end the run: report it on this file
+        message = f"internal error while reading the file: {type(exc).__name__}: {exc}"
+        return [], [
+            Finding(INTERNAL, "internal-error", Severity.ERROR, Span(display, 1, 1), message)
+        ]
+
+    tagged: list[tuple[Finding, int | None]] = [
+        (f, None) for f in _enabled(run, [run.input_problem(p) for p in loaded.problems], display)
+    ]
+    annotations: list[Directive] = []
+    results: list[tuple[Deployment, Sizing | None, Any]] = []
+    for index, dep in enumerate(loaded.deployments):
+        dep = _with_defaults(dep, run.settings)
+        dep, resolved = _resolve_model(run, dep, path.parent)
+        sizing, dep_findings = _check_deployment(run, dep, resolved)
+        dep_findings = _enabled(run, dep_findings, display)
+        directives = parse_annotations(dep.annotations)
+        dep_findings, _ = apply_suppressions(dep_findings, directives)
+        annotations.extend(directives)
+        tagged.extend((f, index) for f in dep_findings)
+        results.append((dep, sizing, resolved))
+
+    comments = parse_comments(display, loaded.text)
+    kept = _suppress_tagged(tagged, comments)
+    kept.extend((f, None) for f in _unused(run, [*comments, *annotations], display))
+    kept.sort(key=lambda item: item[0].sort_key())
+    deployment_results = [
+        DeploymentResult(
+            deployment=dep,
+            sizing=sizing,
+            model_origin=getattr(resolved, "origin", None),
+            model_detail=getattr(resolved, "detail", ""),
+            findings=tuple(f for f, owner in kept if owner == index),
+        )
+        for index, (dep, sizing, resolved) in enumerate(results)
+    ]
+    return deployment_results, [f for f, _ in kept]
+
+
+def _enabled(run: _Run, findings: Iterable[Finding], display: str) -> list[Finding]:
+    return [f for f in findings if run.settings.selection.is_enabled(f.code, display)]
+
+
+def _suppress_tagged(
+    tagged: list[tuple[Finding, int | None]], directives: list[Directive]
+) -> list[tuple[Finding, int | None]]:
+    kept_findings, _ = apply_suppressions([f for f, _ in tagged], directives)
+    kept_ids = {id(f) for f in kept_findings}
+    return [(f, owner) for f, owner in tagged if id(f) in kept_ids]
+
+
+def _unused(run: _Run, directives: list[Directive], display: str) -> list[Finding]:
+    cls = run.registry.rules.get(UNUSED_SUPPRESSION)
+    if cls is None or not run.settings.selection.is_enabled(cls.code, display):
+        return []
+
+    def is_known(selector: str) -> bool | None:
+        rule = run.registry.get(selector)
+        codes = (
+            [rule.code]
+            if rule is not None
+            else [c for c in run.registry.rules if c.startswith(selector.upper())]
+        )
+        if not codes:
+            return None
+        return any(run.settings.selection.is_enabled(c, display) for c in codes)
+
+    return [run.stamp(cls, Problem(u.span, u.message)) for u in find_unused(directives, is_known)]
+
+
+def _with_defaults(dep: Deployment, settings: Settings) -> Deployment:
+    """Fill the GPU and engine version a file leaves out from the config or command line."""
+    changes: dict[str, Any] = {}
+    if dep.gpu is None and settings.gpu:
+        changes["gpu"] = Sourced(settings.gpu, dep.span._replace(key="gpu (configured)"))
+    if dep.engine_version is None:
+        version = settings.engine_versions.get(str(dep.engine.value))
+        version = version or settings.engine_versions.get("*")
+        if version:
+            span = dep.span._replace(key="engine-version (configured)")
+            changes["engine_version"] = Sourced(version, span)
+    return dataclasses.replace(dep, **changes) if changes else dep
+
+
+def _resolve_model(run: _Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
+    """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
+    from kvlint.model.resolve import resolve_model
+
+    if dep.model is None:
+        return dep, None
+    ref = str(dep.model.value)
+    key = (ref, str(base_dir))
+    if key not in run.models:
+        try:
+            run.models[key] = resolve_model(ref, offline=run.settings.offline, base_dir=base_dir)
+        except KvlintError as exc:
+            run.models[key] = exc
+    resolved = run.models[key]
+    if isinstance(resolved, KvlintError):
+        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, resolved.message, Severity.ERROR)
+        return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
+    return dep, resolved
+
+
+def _check_deployment(
+    run: _Run, dep: Deployment, resolved: Any
+) -> tuple[Sizing | None, list[Finding]]:
+    from kvlint.sizing import Sizing
+    from kvlint.sizing import size
+
+    spec = getattr(resolved, "spec", None)
+    findings: list[Finding] = []
+    try:
+        sizing = size(dep, spec)
+        sized = True
+    except Exception as exc:  # an arithmetic bug must not end the run
+        message = f"internal error while sizing `{dep.name}`: {type(exc).__name__}: {exc}"
+        findings.append(Finding(INTERNAL, "internal-error", Severity.ERROR, dep.span, message))
+        sizing, sized = Sizing(spec=spec, kv=None, gpu=None, engine=None), False
+    engine = str(dep.engine.value)
+    for cls in run.registry:
+        if not run.settings.selection.is_selected(cls.code) or not cls.applies_to(engine):
+            continue
+        if cls.needs_model and (spec is None or not sized):
+            continue
+        try:
+            problems = list(run.rule(cls).check(dep, sizing))
+        except Exception as exc:  # one broken rule must not hide the others' findings
+            message = f"internal error in rule `{cls.name}`: {type(exc).__name__}: {exc}"
+            findings.append(Finding(cls.code, cls.name, Severity.ERROR, dep.span, message))
+            continue
+        findings.extend(run.stamp(cls, p) for p in problems)
+    return (sizing if sized else None), findings
+
+
+def exit_code(findings: Iterable[Finding], fail_on: Severity) -> int:
+    """0 clean (or only findings below ``fail_on``), 1 findings at or above it, 2 when a file or
+    model could not be read (an error-severity KV9xx input problem)."""
+    findings = list(findings)
+    if any(f.severity is Severity.ERROR and f.code.startswith("KV9") for f in findings):
+        return 2
+    return 1 if any(f.severity >= fail_on for f in findings) else 0
+
+
+def summarise(result: LintResult, fail_on: Severity) -> Summary:
+    by_severity = {str(s): 0 for s in sorted(Severity, reverse=True)}
+    counts: dict[tuple[str, str], int] = {}
+    for f in result.findings:
+        by_severity[str(f.severity)] += 1
+        counts[(f.code, f.name)] = counts.get((f.code, f.name), 0) + 1
+    return Summary(
+        files=len(result.files),
+        deployments=len(result.deployments),
+        by_severity=by_severity,
+        by_code=tuple((code, name, n) for (code, name), n in sorted(counts.items())),
+        fail_on=fail_on,
+        exit_code=exit_code(result.findings, fail_on),
+        plugin_errors=result.plugin_errors,
+    )

@@ -49,6 +49,9 @@ class Rule:
     engines: ClassVar[frozenset[str]] = frozenset()  # empty: every engine
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     Options: ClassVar[type[pydantic.BaseModel]] = NoOptions
+    # False for rules that work without the model's facts (input problems, unknown flags): when
+    # the model cannot be resolved (KV902) the linter runs only these for the deployment.
+    needs_model: ClassVar[bool] = True
 
     def __init__(self, options: pydantic.BaseModel | None = None) -> None:
         self.options = options if options is not None else self.Options()

@@ -18,8 +18,26 @@ def get_rules() -> list[type[Rule]]:
     # KV1xx arithmetic, KV2xx quantisation, KV3xx capacity, KV4xx context (engineer "rules").
 
     # KV5xx engine-settings hygiene, KV9xx input problems (engineer "check").
+    from .invalid_setting_value import InvalidSettingValue
+    from .missing_fact import MissingFact
+    from .schema_violation import SchemaViolation
+    from .unknown_engine_flag import UnknownEngineFlag
+    from .unknown_gpu import UnknownGpu
+    from .unknown_model import UnknownModel
+    from .unreadable_file import UnreadableFile
+    from .unrecognised_document import UnrecognisedDocument
+    from .unused_suppression import UnusedSuppression
 
     return [
         # KV1xx-KV4xx
         # KV5xx, KV9xx
+        UnknownEngineFlag,
+        InvalidSettingValue,
+        UnreadableFile,
+        UnknownModel,
+        UnknownGpu,
+        SchemaViolation,
+        UnrecognisedDocument,
+        UnusedSuppression,
+        MissingFact,
     ]

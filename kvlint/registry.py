@@ -1,0 +1,160 @@
+"""The rule registry: every `kvlint.rules` entry point loaded and validated, failures isolated."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+from kvlint.finding import Severity
+from kvlint.linter import PluginError
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+
+GROUP = "kvlint.rules"
+BUILTIN_PACKAGE = "kvlint"  # the distribution allowed to use the reserved `KV` prefix
+CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the same way
+NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One entry point: where its rules come from, and how to get them."""
+
+    package: str
+    entry_point: str
+    load: Callable[[], Any]  # returns the module (or callable) exposing get_rules()
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The accepted rules by code (in code order), with the package each came from."""
+
+    rules: dict[str, type[Rule]]
+    packages: dict[str, str]  # code -> distribution name
+    errors: tuple[PluginError, ...] = ()
+
+    def __iter__(self) -> Iterator[type[Rule]]:
+        return iter(self.rules.values())
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, type[Rule]]:
+        return {rule.name: rule for rule in self.rules.values()}
+
+    def get(self, code_or_name: str) -> type[Rule] | None:
+        """The rule with this code (any case) or name, or None."""
+        text = code_or_name.strip()
+        return self.rules.get(text.upper()) or self.by_name.get(text.lower())
+
+    def codes(self) -> list[str]:
+        return list(self.rules)
+
+
+def entry_point_sources() -> list[Source]:
+    """Every installed ``kvlint.rules`` entry point, sorted so the built-ins come first."""
+    sources = []
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
+        sources.append(Source(package, f"{ep.name} = {ep.value}", ep.load))
+    if not any(s.package == BUILTIN_PACKAGE for s in sources):
+        # Running from a checkout that was never installed: the built-ins are still importable.
+        sources.append(Source(BUILTIN_PACKAGE, "kvlint = kvlint_rules", _import_builtin))
+    return sorted(sources, key=lambda s: (s.package != BUILTIN_PACKAGE, s.package, s.entry_point))
+
+
+def _import_builtin() -> Any:
+    return importlib.import_module("kvlint_rules")
+
+
+@functools.lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The registry of the installed plugins, loaded once per process."""
+    return build_registry(entry_point_sources())
+
+
+def build_registry(sources: Iterable[Source]) -> Registry:
+    """Load each source in turn; a source that fails is recorded and the others still load."""
+    rules: dict[str, type[Rule]] = {}
+    packages: dict[str, str] = {}
+    names: dict[str, str] = {}  # name -> code
+    errors: list[PluginError] = []
+    for source in sources:
+        try:
+            classes = _rules_of(source)
+        except Exception as exc:  # a broken plugin must not stop the others (flake8 does the same)
+            errors.append(PluginError(source.package, source.entry_point, _describe(exc)))
+            continue
+        for cls in classes:
+            problem = validate_rule(cls, builtin=source.package == BUILTIN_PACKAGE)
+            if problem is None and cls.code in rules:
+                problem = f"code {cls.code} is already used by {packages[cls.code]!r}"
+            if problem is None and cls.name in names:
+                problem = f"name {cls.name!r} is already used by {names[cls.name]}"
+            if problem is not None:
+                label = getattr(cls, "__qualname__", repr(cls))
+                errors.append(
+                    PluginError(source.package, source.entry_point, f"{label}: {problem}")
+                )
+                continue
+            rules[cls.code] = cls
+            packages[cls.code] = source.package
+            names[cls.name] = cls.code
+    ordered = dict(sorted(rules.items()))
+    return Registry(ordered, packages, tuple(errors))
+
+
+def _rules_of(source: Source) -> list[type[Rule]]:
+    target = source.load()
+    get_rules = getattr(target, "get_rules", target)
+    if not callable(get_rules):
+        raise TypeError("the entry point exposes no get_rules()")
+    result = get_rules()
+    if not isinstance(result, (list, tuple)):
+        raise TypeError(f"get_rules() returned {type(result).__name__}, not a list of Rule classes")
+    return list(result)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def validate_rule(cls: object, *, builtin: bool) -> str | None:
+    """Why ``cls`` cannot be registered, or None when it is a well-formed rule."""
+    if not (isinstance(cls, type) and issubclass(cls, Rule)):
+        return "not a subclass of kvlint.rule.Rule"
+    code = getattr(cls, "code", None)
+    if not isinstance(code, str) or not CODE_RE.match(code):
+        return f"code {code!r} does not match {CODE_RE.pattern}"
+    if code.startswith("KV") and not builtin:
+        return f"code {code}: the `KV` prefix is reserved for kvlint's built-in rules"
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        return f"name {name!r} is not kebab-case"
+    if not isinstance(getattr(cls, "severity", None), Severity):
+        return "severity is not a kvlint.finding.Severity"
+    engines = cls.engines
+    if not isinstance(engines, frozenset) or not all(isinstance(e, str) for e in engines):
+        return "engines is not a frozenset of engine names"
+    if not isinstance(cls.fix_availability, FixAvailability):
+        return "fix_availability is not a FixAvailability"
+    if not (isinstance(cls.Options, type) and issubclass(cls.Options, pydantic.BaseModel)):
+        return "Options is not a pydantic model"
+    try:
+        cls.Options()
+    except pydantic.ValidationError:
+        return "Options has required fields (every option needs a default)"
+    doc_problems = cls.doc().problems()
+    if doc_problems:
+        return "doc: " + "; ".join(doc_problems)
+    return None

@@ -1,0 +1,64 @@
+"""KV907 missing-fact: a fact the files do not give (no GPU named), so some checks cannot run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+
+from ._input_problem import InputProblemRule
+
+if TYPE_CHECKING:
+    from kvlint.deploy.model import Deployment
+    from kvlint.sizing import Sizing
+
+
+class MissingFact(InputProblemRule):
+    """## What it does
+    Says, once per deployment, which facts the files do not give (most often the GPU type) and
+    so which checks could not run.
+
+    ## Why is this bad?
+    It is not a mistake in the file, which is why it is only an info finding: it never fails a
+    run. But a clean report on a deployment whose capacity was never checked would mislead, so
+    kvlint says what it would need instead of guessing or staying silent. Name the GPU in the
+    file (a node selector, a plan's `gpu`), in the kvlint config (`gpu = "H100-80GB"`) or with
+    `--gpu`.
+
+    ## Example
+    ```yaml
+    # file: vllm.yaml
+    model: meta-llama/Llama-3.1-8B-Instruct
+    max-model-len: 8192
+    ```
+
+    Use instead:
+    ```yaml
+    # file: plan.yaml
+    model: meta-llama/Llama-3.1-8B-Instruct
+    engine: vllm
+    gpu: H100-80GB
+    max_model_len: 8192
+    ```
+    """
+
+    code = "KV907"
+    name = "missing-fact"
+    severity = Severity.INFO
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        found = list(super().check(dep, sizing))
+        yield from found
+        missing = list(sizing.missing)
+        if any(p.code == "KV902" for p in dep.problems):
+            # The unknown model has its own error; do not say it again as a missing fact.
+            missing = [m for m in missing if "model" not in m.lower()]
+        if found or not missing:
+            return
+        facts = ", ".join(missing)
+        message = f"the files do not give {facts}: the checks that need it did not run"
+        if any("gpu" in m.lower() for m in missing):
+            message += " (name the GPU with `--gpu` or `gpu` in the kvlint config)"
+        yield Problem(dep.span, message)

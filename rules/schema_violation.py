@@ -1,0 +1,41 @@
+"""KV904 schema-violation: a kvlint plan that does not follow the plan schema."""
+
+from __future__ import annotations
+
+from kvlint.finding import Severity
+
+from ._input_problem import InputProblemRule
+
+
+class SchemaViolation(InputProblemRule):
+    """## What it does
+    Checks a kvlint plan file against the plan's JSON Schema: required keys, types, known keys.
+
+    ## Why is this bad?
+    A plan kvlint cannot read as intended is a plan whose figures nobody checks: a misspelt key
+    is ignored, a number written as text is not compared. The run exits with code 2.
+
+    ## Example
+    ```yaml
+    # file: plan.yaml
+    kvlint: plan/v1
+    model: meta-llama/Llama-3.1-8B-Instruct
+    engine: vllm
+    gpu: H100-80GB
+    max_model_len: eight thousand
+    ```
+
+    Use instead:
+    ```yaml
+    # file: plan.yaml
+    kvlint: plan/v1
+    model: meta-llama/Llama-3.1-8B-Instruct
+    engine: vllm
+    gpu: H100-80GB
+    max_model_len: 8192
+    ```
+    """
+
+    code = "KV904"
+    name = "schema-violation"
+    severity = Severity.ERROR

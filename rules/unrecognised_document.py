@@ -1,0 +1,38 @@
+"""KV905 unrecognised-document: a YAML document that describes no deployment kvlint knows."""
+
+from __future__ import annotations
+
+from kvlint.finding import Severity
+
+from ._input_problem import InputProblemRule
+
+
+class UnrecognisedDocument(InputProblemRule):
+    """## What it does
+    Reports, once, a document that kvlint recognises as none of the deployment formats it reads
+    (an engine config, a Kubernetes workload, Helm values, a compose file, a kvlint plan).
+
+    ## Why is this bad?
+    Silence would read as "checked and fine". When a file was meant to be checked, the warning
+    says it was not; when it was not, exclude it with `per-file-ignores` or a
+    `# kvlint: disable-file` comment.
+
+    ## Example
+    ```yaml
+    # file: notes.yaml
+    owner: platform-team
+    oncall: "#llm-serving"
+    ```
+
+    Use instead:
+    ```yaml
+    # file: notes.yaml
+    # kvlint: disable-file=KV905 not a deployment
+    owner: platform-team
+    oncall: "#llm-serving"
+    ```
+    """
+
+    code = "KV905"
+    name = "unrecognised-document"
+    severity = Severity.WARNING

@@ -1,0 +1,129 @@
+"""Tests for kvlint.config: finding the file, validating it with positions, resolving settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.config import find_config
+from kvlint.config import load_config
+from kvlint.config import resolve
+from kvlint.errors import KvlintError
+from kvlint.finding import Severity
+from kvlint.registry import default_registry
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_find_config_walks_up_and_stops_at_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    deploy = write(repo / "deploy" / "prod" / "vllm.yaml", "a: 1\n")
+    write(tmp_path / ".kvlint.yaml", "gpu: L4\n")  # outside the repository: never used
+    assert find_config(deploy) is None
+    write(repo / "pyproject.toml", "[project]\nname = 'x'\n")
+    assert find_config(deploy) is None  # a pyproject.toml without [tool.kvlint]
+    write(repo / "pyproject.toml", "[tool.kvlint]\ngpu = 'L4'\n")
+    assert find_config(deploy) == (repo / "pyproject.toml").resolve()
+    write(repo / "deploy" / ".kvlint.yaml", "gpu: L4\n")
+    assert find_config(deploy.parent) == (repo / "deploy" / ".kvlint.yaml").resolve()
+
+
+def test_yaml_config_values(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".kvlint.yaml",
+        "select: [KV]\nignore: [KV5]\nextend-select: [KV501]\n"
+        "per-file-ignores:\n  'legacy/*': [KV907]\nseverity:\n  missing-fact: warning\n"
+        "engine-version: {vllm: '0.11.0'}\ngpu: H100-80GB\nfail-on: error\n",
+    )
+    loaded = load_config(path)
+    settings = resolve(loaded, default_registry())
+    assert settings.selection.is_selected("KV501")
+    assert not settings.selection.is_selected("KV502")
+    assert not settings.selection.is_enabled("KV907", str(tmp_path / "legacy" / "a.yaml"))
+    assert settings.severities == {"KV907": Severity.WARNING}
+    assert settings.engine_versions == {"vllm": "0.11.0"}
+    assert (settings.gpu, settings.fail_on, settings.config_path) == (
+        "H100-80GB",
+        Severity.ERROR,
+        path,
+    )
+
+
+def test_command_line_overrides(tmp_path: Path) -> None:
+    path = write(tmp_path / ".kvlint.yaml", "select: [KV9]\nignore: [KV906]\ngpu: L4\n")
+    settings = resolve(
+        load_config(path),
+        default_registry(),
+        select=["KV5", "KV9"],
+        ignore=["KV907"],
+        fail_on="info",
+        gpu="A100-80GB",
+        engine_version="vllm=0.10.1",
+    )
+    assert settings.selection.is_selected("KV501")
+    assert not settings.selection.is_selected("KV906")  # the file's ignore still applies
+    assert not settings.selection.is_selected("KV907")
+    assert (settings.gpu, settings.fail_on) == ("A100-80GB", Severity.INFO)
+    assert settings.engine_versions == {"vllm": "0.10.1"}
+    everything = resolve(load_config(None), default_registry(), engine_version="0.11.0")
+    assert everything.engine_versions == {"*": "0.11.0"}
+
+
+def test_unknown_key_in_yaml_has_its_position(tmp_path: Path) -> None:
+    path = write(tmp_path / ".kvlint.yaml", "select: [KV]\n  \nignroe: [KV5]\n")
+    with pytest.raises(KvlintError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}:3:1: unknown key `ignroe` in the kvlint config (known keys: select, ignore, "
+        "extend-select, per-file-ignores, severity, rules, engine-version, gpu, fail-on)"
+    )
+
+
+def test_wrong_type_in_toml_has_its_position(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pyproject.toml",
+        "[project]\nname = 'x'\n\n[tool.kvlint]\nselect = ['KV']\nfail-on = 'sometimes'\n",
+    )
+    with pytest.raises(KvlintError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}:6:1: `fail-on`: Input should be 'error', 'warning' or 'info'"
+    )
+
+
+def test_rule_options_checked_against_the_rule(tmp_path: Path) -> None:
+    path = write(tmp_path / ".kvlint.yaml", "rules:\n  missing-fact:\n    ratio: 0.5\n")
+    with pytest.raises(KvlintError) as info:
+        resolve(load_config(path), default_registry())
+    assert str(info.value) == (
+        f"{path}:3:5: unknown key `rules.missing-fact.ratio` in the kvlint config"
+    )
+
+
+def test_unknown_rule_in_severity(tmp_path: Path) -> None:
+    path = write(tmp_path / ".kvlint.yaml", "severity:\n  KV999: info\n")
+    with pytest.raises(KvlintError) as info:
+        resolve(load_config(path), default_registry())
+    assert str(info.value) == f"{path}:2:3: `severity.KV999`: no rule has the code or name `KV999`"
+
+
+def test_invalid_yaml_and_non_mapping(tmp_path: Path) -> None:
+    with pytest.raises(KvlintError) as info:
+        load_config(write(tmp_path / "a" / ".kvlint.yaml", "select: [KV\n"))
+    assert str(info.value).startswith(f"{tmp_path / 'a' / '.kvlint.yaml'}:2:1: invalid YAML")
+    with pytest.raises(KvlintError) as info:
+        load_config(write(tmp_path / "b" / ".kvlint.yaml", "- KV301\n"))
+    assert str(info.value).endswith(":1:1: a kvlint config file must be a mapping of keys")
+
+
+def test_bad_selector_in_config_names_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / ".kvlint.yaml", "ignore: [max num seqs]\n")
+    with pytest.raises(KvlintError) as info:
+        resolve(load_config(path), default_registry())
+    assert f"unknown rule selector `max num seqs` in {path}" in str(info.value)
