@@ -1,0 +1,131 @@
+"""The numbers a report shows for one deployment, read from its Sizing as `kvlint size` does."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from typing import NamedTuple
+
+from kvlint.arith.units import format_binary
+
+if TYPE_CHECKING:
+    from kvlint.linter import DeploymentResult
+
+
+class Figures(NamedTuple):
+    """One deployment's budget. Byte figures are first principles for the whole model
+    (``kvlint size``'s ``per_token_bytes`` / ``per_sequence_bytes``); pool figures are the
+    engine's own accounting (``kvlint size``'s ``engine`` object)."""
+
+    label: str  # "deploy/vllm.yaml: Deployment/vllm container vllm"
+    model: str | None
+    engine: str  # "vllm 0.11"
+    gpu: str | None  # "2 x H100-SXM-80GB", or the name as written when unknown
+    max_model_len: int | None
+    per_token_bytes: int | None
+    per_sequence_bytes: int | None  # at max_model_len
+    available_kv_bytes: int | None  # per GPU, as the engine logs it
+    pool_tokens: int | None  # "GPU KV cache size: N tokens"
+    admitted: float | None  # "Maximum concurrency for max_model_len tokens per request: Xx"
+    requested: int | None  # max_num_seqs (or the engine's spelling of it)
+    requested_default: bool = False  # the engine's default, not written in the file
+    fits: bool | None = None  # False: the engine refuses to start
+
+
+def deployment_figures(result: DeploymentResult) -> Figures:
+    dep = result.deployment
+    sizing = result.sizing
+    estimate = sizing.engine if sizing is not None else None
+    kv = sizing.kv if sizing is not None else None
+    spec = sizing.spec if sizing is not None else None
+
+    model = dep.model.value if dep.model is not None else (spec.name if spec else None)
+    engine = dep.engine.value
+    version = estimate.version if estimate is not None else None
+    if version is None and dep.engine_version is not None:
+        version = dep.engine_version.value
+    if version:
+        engine = f"{engine} {version}"
+
+    gpu = None
+    if sizing is not None and sizing.gpu is not None:
+        gpu = sizing.gpu.key
+    elif dep.gpu is not None:
+        gpu = dep.gpu.value
+    if gpu is not None and dep.gpu_count is not None and dep.gpu_count.value > 1:
+        gpu = f"{dep.gpu_count.value} x {gpu}"
+
+    max_len = estimate.max_model_len if estimate is not None else None
+    if max_len is None and dep.max_model_len is not None:
+        max_len = dep.max_model_len.value
+
+    per_sequence = None
+    if kv is not None and max_len is not None:
+        per_sequence = kv.per_sequence_bytes(max_len)
+
+    requested = dep.max_num_seqs.value if dep.max_num_seqs is not None else None
+    return Figures(
+        label=f"{dep.path}: {dep.name}",
+        model=model,
+        engine=engine,
+        gpu=gpu,
+        max_model_len=max_len,
+        per_token_bytes=kv.per_token_bytes if kv is not None else None,
+        per_sequence_bytes=per_sequence,
+        available_kv_bytes=estimate.available_kv_bytes if estimate is not None else None,
+        pool_tokens=estimate.kv_cache_tokens if estimate is not None else None,
+        admitted=estimate.max_concurrency if estimate is not None else None,
+        requested=requested,
+        requested_default=dep.max_num_seqs.default if dep.max_num_seqs is not None else False,
+        fits=estimate.fits if estimate is not None else None,
+    )
+
+
+def format_concurrency(value: float) -> str:
+    """vLLM logs ``Maximum concurrency ... : 14.19x`` with two decimals."""
+    return f"{value:,.2f}x"
+
+
+def admitted_text(fig: Figures) -> str:
+    """``14.19x of 256 requested`` (or ``14.19x`` when no cap is known)."""
+    if fig.fits is False:
+        admitted = "none: the engine refuses to start"
+    elif fig.admitted is None:
+        admitted = "unknown"
+    else:
+        admitted = format_concurrency(fig.admitted)
+    if fig.requested is None:
+        return admitted
+    default = " (engine default)" if fig.requested_default else ""
+    return f"{admitted} of {fig.requested:,} requested{default}"
+
+
+def number_rows(fig: Figures) -> list[tuple[str, str]]:
+    """The four numbers behind a capacity finding, formatted; unknown ones left out."""
+    rows: list[tuple[str, str]] = []
+    if fig.per_token_bytes is not None:
+        rows.append(("KV per token", format_binary(fig.per_token_bytes)))
+    if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
+        rows.append(
+            (
+                "KV per sequence",
+                f"{format_binary(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens",
+            )
+        )
+    if fig.pool_tokens is not None:
+        pool = f"{fig.pool_tokens:,} tokens"
+        if fig.available_kv_bytes is not None:
+            pool += f" ({format_binary(fig.available_kv_bytes)} per GPU)"
+        rows.append(("KV pool", pool))
+    if fig.admitted is not None or fig.fits is False:
+        rows.append(("admitted sequences", admitted_text(fig)))
+    return rows
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 error``, ``2 errors``, ``3 info`` (a mass noun), ``2 files``, ``1 deployment``."""
+    plural = "" if count == 1 or noun == "info" else "s"
+    return f"{count:,} {noun}{plural}"
+
+
+def scope_text(files: int, deployments: int) -> str:
+    return f"{counted(files, 'file')}, {counted(deployments, 'deployment')}"

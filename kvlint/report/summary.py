@@ -1,0 +1,172 @@
+"""The Markdown job summary: per deployment a table of its budget and a Mermaid chart of it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import TextIO
+
+from kvlint.arith.units import GiB
+from kvlint.arith.units import MiB
+from kvlint.arith.units import format_binary
+from kvlint.finding import Finding
+from kvlint.report.base import Reporter
+from kvlint.report.base import ReportOptions
+from kvlint.report.figures import Figures
+from kvlint.report.figures import admitted_text
+from kvlint.report.figures import counted
+from kvlint.report.figures import deployment_figures
+from kvlint.report.figures import scope_text
+
+if TYPE_CHECKING:
+    from kvlint.linter import DeploymentResult
+    from kvlint.linter import Summary
+
+CHART_POINTS = 7  # max_model_len and six halvings: enough to see the slope, few enough to read
+MAX_FINDING_ROWS = 100  # GitHub caps a step summary at 1 MiB; a long table helps nobody anyway
+
+
+def cell(text: str) -> str:
+    """A Markdown table cell: pipes escaped, newlines flattened."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def context_points(max_model_len: int) -> list[int]:
+    """``max_model_len`` and its halvings, smallest first: 32768 -> 512 ... 32768."""
+    points = [max_model_len]
+    while len(points) < CHART_POINTS and points[-1] // 2 >= 1 and points[-1] % 2 == 0:
+        points.append(points[-1] // 2)
+    return sorted(points)
+
+
+def _unit(largest: int) -> tuple[int, str]:
+    return (GiB, "GiB") if largest >= GiB else (MiB, "MiB")
+
+
+def _value(n: int, unit: int) -> str:
+    return f"{n / unit:.2f}"
+
+
+def chart(result: DeploymentResult, fig: Figures) -> str | None:
+    """A Mermaid ``xychart-beta``: bars for one sequence's KV cache at each context length,
+    a line for the pool. The pool is drawn at ``pool tokens x KV per token``, so the bars
+    cross it exactly at the longest sequence the engine can hold."""
+    kv = result.sizing.kv if result.sizing is not None else None
+    if kv is None or fig.max_model_len is None or fig.max_model_len < 1:
+        return None
+    points = context_points(fig.max_model_len)
+    sizes = [kv.per_sequence_bytes(n) for n in points]
+    pool = None
+    if fig.pool_tokens is not None and fig.per_token_bytes:
+        pool = fig.pool_tokens * fig.per_token_bytes
+    largest = max([*sizes, pool or 0])
+    unit, unit_name = _unit(largest)
+    top = max(1, math.ceil(largest / unit * 1.1))
+    title = f"KV cache of one sequence ({unit_name}) by context length"
+    if pool is not None:
+        title += f"; line: the pool, {fig.pool_tokens:,} tokens"
+    lines = [
+        "```mermaid",
+        "xychart-beta",
+        f'    title "{title}"',
+        f'    x-axis "context length (tokens)" [{", ".join(str(n) for n in points)}]',
+        f'    y-axis "{unit_name}" 0 --> {top}',
+        f"    bar [{', '.join(_value(s, unit) for s in sizes)}]",
+    ]
+    if pool is not None:
+        lines.append(f"    line [{', '.join(_value(pool, unit) for _ in points)}]")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def deployment_section(result: DeploymentResult) -> str:
+    fig = deployment_figures(result)
+    dep = result.deployment
+    unknown = "?"
+    header = "| model | engine | GPU | max_model_len | pool tokens | admitted sequences |"
+    row = [
+        fig.model or unknown,
+        fig.engine,
+        fig.gpu or "not named",
+        f"{fig.max_model_len:,}" if fig.max_model_len is not None else unknown,
+        f"{fig.pool_tokens:,}" if fig.pool_tokens is not None else unknown,
+        admitted_text(fig),
+    ]
+    parts = [
+        f"### `{cell(dep.path)}`: {cell(dep.name)}",
+        "",
+        header,
+        "| --- | --- | --- | ---: | ---: | --- |",
+        "| " + " | ".join(cell(text) for text in row) + " |",
+    ]
+    numbers = []
+    if fig.per_token_bytes is not None:
+        numbers.append(f"KV per token {format_binary(fig.per_token_bytes)}")
+    if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
+        numbers.append(
+            f"per sequence {format_binary(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
+        )
+    if fig.available_kv_bytes is not None:
+        numbers.append(f"KV memory {format_binary(fig.available_kv_bytes)} per GPU")
+    if numbers:
+        parts += ["", "; ".join(numbers) + "."]
+    missing = result.sizing.missing if result.sizing is not None else ()
+    if missing:
+        parts += ["", f"Not computed: the files do not give the {', '.join(missing)}."]
+    drawn = chart(result, fig)
+    if drawn is not None:
+        parts += ["", drawn]
+    return "\n".join(parts)
+
+
+def _verdict(summary: Summary) -> str:
+    counts = [
+        counted(summary.by_severity[name], name)
+        for name in ("error", "warning", "info")
+        if summary.by_severity.get(name, 0)
+    ]
+    scope = scope_text(summary.files, summary.deployments)
+    if not counts:
+        return f"No findings in {scope}."
+    return f"{', '.join(counts)} in {scope}."
+
+
+def findings_table(findings: Sequence[Finding]) -> list[str]:
+    rows = ["| location | code | severity | message |", "| --- | --- | --- | --- |"]
+    for f in findings[:MAX_FINDING_ROWS]:
+        where = cell(f.span.location())
+        rows.append(f"| `{where}` | {f.code} | {f.severity} | {cell(f.message)} |")
+    if len(findings) > MAX_FINDING_ROWS:
+        rows.append(f"| | | | and {len(findings) - MAX_FINDING_ROWS} more |")
+    return rows
+
+
+def render_summary(
+    results: Sequence[DeploymentResult], findings: Sequence[Finding], summary: Summary
+) -> str:
+    """The whole job summary, Markdown, ending with a newline."""
+    parts = ["## kvlint", "", _verdict(summary)]
+    if findings:
+        parts += ["", *findings_table(sorted(findings, key=Finding.sort_key))]
+    for result in results:
+        parts += ["", deployment_section(result)]
+    return "\n".join(parts) + "\n"
+
+
+class SummaryReporter(Reporter):
+    """Markdown for ``$GITHUB_STEP_SUMMARY``, written at the end."""
+
+    def __init__(self, stream: TextIO, options: ReportOptions | None = None) -> None:
+        super().__init__(stream, options)
+        self._results: list[DeploymentResult] = []
+        self._findings: list[Finding] = []
+
+    def deployment(self, result: DeploymentResult) -> None:
+        self._results.append(result)
+
+    def finding(self, finding: Finding) -> None:
+        self._findings.append(finding)
+
+    def finish(self, summary: Summary) -> None:
+        self.stream.write(render_summary(self._results, self._findings, summary))

@@ -1,0 +1,94 @@
+"""The Markdown job summary: a table per deployment and a Mermaid chart of its budget."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import replace
+
+from kvlint.linter import DeploymentResult
+from kvlint.report.summary import SummaryReporter
+from kvlint.report.summary import context_points
+from kvlint.report.summary import render_summary
+from tests.report.records import KV301
+from tests.report.records import deployment
+from tests.report.records import result
+from tests.report.records import sizing
+from tests.report.records import summary
+
+SECTION = """\
+### `deploy.yaml`: vllm config
+
+| model | engine | GPU | max_model_len | pool tokens | admitted sequences |
+| --- | --- | --- | ---: | ---: | --- |
+{row}
+
+KV per token 128 KiB; per sequence 4 GiB at 32,768 tokens; KV memory 60 GiB per GPU.
+
+```mermaid
+xychart-beta
+    title "KV cache of one sequence (GiB) by context length; line: the pool, 491,520 tokens"
+    x-axis "context length (tokens)" [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    y-axis "GiB" 0 --> 66
+    bar [0.06, 0.12, 0.25, 0.50, 1.00, 2.00, 4.00]
+    line [60.00, 60.00, 60.00, 60.00, 60.00, 60.00, 60.00]
+```
+""".format(
+    row="| meta-llama/Llama-3.1-8B-Instruct | vllm 0.11 | H100-SXM-80GB | 32,768 | 491,520 "
+    "| 15.00x of 256 requested |"
+)
+
+
+def test_summary_with_a_finding() -> None:
+    stream = io.StringIO()
+    reporter = SummaryReporter(stream)
+    reporter.start()
+    reporter.deployment(result())
+    reporter.finding(KV301)
+    reporter.finish(summary({"error": 1}))
+    assert stream.getvalue() == (
+        "## kvlint\n"
+        "\n"
+        "1 error in 1 file, 1 deployment.\n"
+        "\n"
+        "| location | code | severity | message |\n"
+        "| --- | --- | --- | --- |\n"
+        "| `deploy.yaml:3:15` | KV301 | error | `max_num_seqs` 256 sequences of 32,768 tokens "
+        "need 1 TiB; the pool admits 15 |\n"
+        "\n" + SECTION
+    )
+
+
+def test_chart_bars_cross_the_pool_line_at_the_pool_tokens() -> None:
+    # The pool line is pool tokens x KV per token: a sequence of exactly that many tokens
+    # costs exactly the pool (for a model whose every layer grows).
+    one = result()
+    kv = one.sizing.kv if one.sizing is not None else None
+    assert kv is not None
+    assert kv.per_sequence_bytes(491_520) == 60 * 1024**3
+
+
+def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
+    dep = deployment("plan.yaml", max_num_seqs=None)
+    dep = replace(dep, gpu=None)
+    out = render_summary([DeploymentResult(dep, sizing(with_engine=False))], [], summary({}))
+    assert "| meta-llama/Llama-3.1-8B-Instruct | vllm | not named | 32,768 | ? | unknown |" in out
+    assert "Not computed: the files do not give the GPU type." in out
+    assert out.startswith("## kvlint\n\nNo findings in 1 file, 1 deployment.\n\n### `plan.yaml`")
+    chart = re.search(r"```mermaid\n(.*?)```", out, re.DOTALL)
+    assert chart is not None
+    assert "line [" not in chart.group(1)
+    assert 'title "KV cache of one sequence (GiB) by context length"' in chart.group(1)
+
+
+def test_pipes_in_cells_are_escaped() -> None:
+    finding = KV301._replace(message="a | b\nc")
+    out = render_summary([], [finding], summary({"error": 1}, deployments=0))
+    assert "| `deploy.yaml:3:15` | KV301 | error | a \\| b c |" in out
+
+
+def test_context_points() -> None:
+    assert context_points(32768) == [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    assert context_points(40960) == [640, 1280, 2560, 5120, 10240, 20480, 40960]
+    assert context_points(3000) == [375, 750, 1500, 3000]  # stops at an odd length
+    assert context_points(1) == [1]
