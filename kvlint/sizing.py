@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import KvSize
+from kvlint.arith.kv import kv_size
+from kvlint.deploy.model import Deployment
 from kvlint.model.spec import ModelSpec
 
 
@@ -20,3 +22,51 @@ class Sizing:
     gpu: GpuSpec | None
     engine: EngineEstimate | None
     missing: tuple[str, ...] = ()
+
+
+def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
+    """Everything the rules need about ``dep``: the GPU looked up from ``dep.gpu``, first
+    principles at the deployment's cache dtype (``auto`` = the model dtype), and the engine's
+    own accounting with its defaults filled in. ``missing`` names what the files do not give."""
+    # Imported here: the engine modules are only needed once a deployment is sized.
+    from kvlint.arith.engines import estimate
+    from kvlint.arith.gpus import lookup_gpu
+
+    missing: list[str] = []
+    gpu: GpuSpec | None = None
+    if dep.gpu is None:
+        missing.append("GPU type")
+    else:
+        gpu = lookup_gpu(dep.gpu.value)
+        if gpu is None:
+            missing.append(f"GPU memory (unknown GPU {dep.gpu.value!r})")
+        elif gpu.out_of_scope:
+            missing.append(f"GPU memory ({gpu.display} is a TPU: out of scope)")
+            gpu = None
+    if spec is None:
+        missing.append("model config")
+        return Sizing(spec=None, kv=None, gpu=gpu, engine=None, missing=tuple(missing))
+    kv = _first_principles(dep, spec)
+    engine = estimate(dep, spec, gpu)
+    for fact in engine.missing:
+        if fact not in missing and not (fact == "GPU type" and gpu is None):
+            missing.append(fact)
+    return Sizing(spec=spec, kv=kv, gpu=gpu, engine=engine, missing=tuple(missing))
+
+
+def _first_principles(dep: Deployment, spec: ModelSpec) -> KvSize | None:
+    cache_dtype = dep.kv_cache_dtype.value if dep.kv_cache_dtype is not None else "auto"
+    v_dtype = dep.kv_cache_dtype_v.value if dep.kv_cache_dtype_v is not None else None
+    try:
+        return kv_size(spec, _first_principles_dtype(cache_dtype), v_dtype)
+    except ValueError:
+        return kv_size(spec)  # an unknown spelling: KV5xx reports it; size at the model dtype
+
+
+def _first_principles_dtype(name: str) -> str:
+    key = name.strip().lower()
+    if key.startswith("fp8") or key.endswith("_per_token_head"):
+        return "fp8"
+    if key.startswith("nvfp4"):
+        return "nvfp4"
+    return key

@@ -1,0 +1,373 @@
+"""vLLM's own KV accounting, version-aware: the 0.11 line (through 0.20) and the current one.
+
+Mirrors ``vllm/v1/worker/gpu_worker.py`` ``determine_available_memory`` (the budget),
+``vllm/v1/core/kv_cache_utils.py`` (blocks, the capacity log lines, the start-up check) and
+``vllm/engine/arg_utils.py`` (defaults); ``research/engines.md`` section 1 quotes each.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from dataclasses import replace
+
+from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.arith.engines import defaults as D
+from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.engines.common import derived_max_model_len
+from kvlint.arith.engines.common import flag
+from kvlint.arith.engines.common import positive
+from kvlint.arith.engines.common import setting
+from kvlint.arith.engines.common import val
+from kvlint.arith.engines.vllm_memory import overheads
+from kvlint.arith.engines.vllm_paging import StageLayout
+from kvlint.arith.engines.vllm_paging import paged_layer
+from kvlint.arith.engines.vllm_paging import stage_layout
+from kvlint.arith.gpus import GpuSpec
+from kvlint.arith.kv import CacheTypes
+from kvlint.arith.kv import KvSize
+from kvlint.arith.units import GiB
+from kvlint.arith.weights import pp_layer_ranges
+from kvlint.arith.weights import weight_bytes_per_gpu
+from kvlint.deploy.model import Deployment
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import ModelSpec
+
+_DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """Every setting the accounting uses, after defaults (``defaulted`` names the defaults)."""
+
+    version: tuple[int, ...]
+    version_defaulted: bool
+    tp: int
+    pp: int
+    max_model_len: int
+    derived_max_model_len: int
+    block_size: int
+    cache_dtype: str
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_cache_memory_bytes: int | None
+    num_gpu_blocks_override: int | None
+    enforce_eager: bool
+    hybrid_enabled: bool
+    allow_long: bool
+    defaulted: tuple[str, ...]
+
+    @property
+    def old(self) -> bool:
+        """The 0.11 accounting (no CUDA-graph term, two capacity lines)."""
+        return self.version < D.VLLM_CUDAGRAPH_PROFILING_SINCE
+
+    @property
+    def v0(self) -> bool:
+        """The V0 engine (before 0.8, where V1 became the default)."""
+        return self.version < (0, 8)
+
+    @property
+    def in_flight(self) -> int:
+        """Tokens scheduled ahead of a sliding window (``max_in_flight_tokens``)."""
+        if self.old:
+            return self.max_num_batched_tokens
+        batches = self.pp if self.pp > 1 else 2  # async scheduling on V1: 2 batches in flight
+        return batches * self.max_num_batched_tokens
+
+
+def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettings:
+    """The deployment's vLLM settings with vLLM's defaults filled in."""
+    version, version_defaulted = D.vllm_version(val(dep.engine_version))
+    defaults = D.vllm_defaults(version, gpu)
+    defaulted: list[str] = []
+    tp = positive(val(dep.tensor_parallel_size))
+    pp = positive(val(dep.pipeline_parallel_size))
+    derived = derived_max_model_len(spec, version)
+    mml = val(dep.max_model_len)
+    if mml is None or mml <= 0:
+        mml = derived
+        defaulted.append(f"max_model_len {mml:,} (the model's)")
+    has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
+    block_size = val(dep.block_size) or D.vllm_block_size(has_mla, version)
+    cache_dtype = (val(dep.kv_cache_dtype) or "auto").lower()
+    gmu = val(dep.memory_fraction)
+    if gmu is None:
+        gmu = defaults.gpu_memory_utilization
+        defaulted.append(f"gpu_memory_utilization {gmu:g}")
+    mns = val(dep.max_num_seqs)
+    if mns is None:
+        mns = defaults.max_num_seqs
+        defaulted.append(f"max_num_seqs {mns}")
+    mnbt = val(dep.max_num_batched_tokens)
+    if mnbt is None:
+        mnbt = defaults.max_num_batched_tokens
+        defaulted.append(f"max_num_batched_tokens {mnbt}")
+    hybrid = not flag(dep.disable_hybrid_kv_cache_manager)
+    if any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
+        # Chunked-local attention turns the hybrid manager off unless
+        # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set (vllm/config/vllm.py).
+        allow = dep.env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")
+        hybrid = hybrid and allow is not None and allow.value.lower() in ("1", "true")
+    if flag(dep.disable_sliding_window):
+        hybrid = False
+    allow_long = flag(dep.allow_long_max_model_len)
+    env_long = dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    if env_long is not None and env_long.value.lower() in ("1", "true"):
+        allow_long = True
+    return VllmSettings(
+        version=version,
+        version_defaulted=version_defaulted,
+        tp=tp,
+        pp=pp,
+        max_model_len=mml,
+        derived_max_model_len=derived,
+        block_size=block_size,
+        cache_dtype=cache_dtype,
+        gpu_memory_utilization=gmu,
+        max_num_seqs=mns,
+        max_num_batched_tokens=mnbt,
+        kv_cache_memory_bytes=val(dep.kv_cache_memory_bytes),
+        num_gpu_blocks_override=val(dep.num_gpu_blocks_override),
+        enforce_eager=flag(dep.enforce_eager) or _eager_setting(dep),
+        hybrid_enabled=hybrid,
+        allow_long=allow_long,
+        defaulted=tuple(defaulted),
+    )
+
+
+def _eager_setting(dep: Deployment) -> bool:
+    return bool(setting(dep.settings, "enforce-eager"))
+
+
+def cache_types(spec: ModelSpec, cache_dtype: str, model_dtype: str | None = None) -> CacheTypes:
+    """K/V storage: ``auto`` is the model dtype (never the weight quantisation)."""
+    dtype = model_dtype if model_dtype and model_dtype.lower() != "auto" else spec.dtype
+    name = cache_dtype
+    if name.startswith("fp8") or name in ("int8_per_token_head", "fp8_per_token_head"):
+        name = "fp8"  # fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla (its page is set apart)
+    elif name.startswith("nvfp4"):
+        name = "nvfp4"
+    k = resolve_cache_dtype(name, dtype)
+    state = resolve_cache_dtype("auto", dtype)
+    return CacheTypes(k=k, v=k, state=state)
+
+
+def stage_layouts(spec: ModelSpec, s: VllmSettings, types: CacheTypes) -> list[StageLayout]:
+    """The paged layout of every pipeline stage (each rank of a stage is alike)."""
+    layouts: list[StageLayout] = []
+    for start, end in pp_layer_ranges(spec.num_layers, s.pp):
+        paged = [
+            paged_layer(
+                layer,
+                types,
+                tp=s.tp,
+                block_size=s.block_size,
+                cache_dtype=s.cache_dtype,
+                hybrid_enabled=s.hybrid_enabled,
+            )
+            for layer in spec.layers[start:end]
+        ]
+        layouts.append(stage_layout([p for p in paged if p is not None]))
+    return layouts
+
+
+def _fmt_gib(value: int) -> str:
+    return f"{value / GiB:.2f}"
+
+
+def estimate_max_model_len(layout: StageLayout, s: VllmSettings, available: int) -> int:
+    """The binary search vLLM runs for its error message: the longest length that fits."""
+    lo, hi = 0, s.max_model_len
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if layout.needed_bytes(mid, s.in_flight, s.old) <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _oom_message(s: VllmSettings, needed: int, available: int, estimated: int) -> str:
+    if s.old:
+        estimated_msg = (
+            f"Based on the available memory, the estimated maximum model length is {estimated}."
+            if estimated > 0
+            else ""
+        )
+        return (
+            f"To serve at least one request with the models's max seq len ({s.max_model_len}), "
+            f"({_fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
+            f"cache memory ({_fmt_gib(available)} GiB). {estimated_msg} Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        )
+    estimated_msg = (
+        f"Based on the available memory, the estimated maximum model length is {estimated}. "
+        if estimated > 0
+        else ""
+    )
+    return (
+        f"To serve at least one request with the model's max seq len ({s.max_model_len}), "
+        f"({_fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
+        f"cache memory ({_fmt_gib(available)} GiB). {estimated_msg}Try increasing "
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+        f"decreasing `max_model_len` when initializing the engine. {_DOCS}"
+    )
+
+
+def _no_memory_message(s: VllmSettings) -> str:
+    if s.old:
+        return (
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+            "when initializing the engine."
+        )
+    return (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+        "initializing the engine (this flag also controls CPU memory reservation on the CPU "
+        f"backend, despite its name). {_DOCS}"
+    )
+
+
+def _too_long_message(s: VllmSettings, spec: ModelSpec) -> str:
+    key = spec.max_length_key or "max_position_embeddings"
+    return (
+        f"User-specified max_model_len ({s.max_model_len}) is greater than the derived "
+        f"max_model_len ({key}={s.derived_max_model_len} or model_max_length=None in model's "
+        "config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+    )
+
+
+def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
+    """What vLLM will allocate for ``dep`` serving ``spec`` on ``gpu``."""
+    s = resolve_settings(dep, spec, gpu)
+    types = cache_types(spec, s.cache_dtype, val(dep.dtype))
+    layouts = stage_layouts(spec, s, types)
+    line = "0.11" if s.old else "current"
+    version = D.version_label(s.version)
+    notes = [f"vLLM {version} accounting ({line} line)"]
+    if s.version_defaulted:
+        notes.append(f"no engine version given: sized as vLLM {version}, the newest known")
+    notes.extend(f"default {d}" for d in s.defaulted)
+    missing: list[str] = []
+    padding = max((layout.padding_layers for layout in layouts), default=0)
+    if padding:
+        notes.append(f"the hybrid allocator adds {padding} padding layers per stage")
+    base = EngineEstimate(
+        engine="vllm",
+        version=version,
+        max_model_len=s.max_model_len,
+        block_size=layouts[-1].block_size if layouts else s.block_size,
+    )
+    if s.max_model_len > s.derived_max_model_len and not s.allow_long:
+        return replace(
+            base,
+            fits=False,
+            error=_too_long_message(s, spec),
+            notes=tuple(notes),
+        )
+
+    # Available KV memory per stage (each rank of a stage alike).
+    quant = val(dep.quantization)
+    available: list[int] = []
+    weights: list[int] = []
+    stage_overheads = []
+    total = gpu.total_bytes if gpu is not None else None
+    for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
+        w = weight_bytes_per_gpu(spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant)
+        o = overheads(
+            spec,
+            tp=s.tp,
+            pp=s.pp,
+            stage=stage,
+            layers_on_gpu=end - start,
+            max_num_batched_tokens=s.max_num_batched_tokens,
+            max_num_seqs=s.max_num_seqs,
+            cudagraphs=not s.old and not s.enforce_eager,
+        )
+        weights.append(w)
+        stage_overheads.append(o)
+        if s.kv_cache_memory_bytes is not None:
+            available.append(s.kv_cache_memory_bytes)
+        elif total is not None:
+            requested = math.ceil(total * s.gpu_memory_utilization)
+            available.append(requested - w - o.total)
+    if s.kv_cache_memory_bytes is not None:
+        notes.append("kv_cache_memory_bytes set: gpu_memory_utilization is ignored")
+    if not available:
+        missing.append("GPU type")
+        return replace(
+            base,
+            weights_bytes=weights[0],
+            missing=tuple(missing),
+            notes=tuple(notes),
+        )
+
+    # The bottleneck stage: fewest blocks (get_kv_cache_configs takes the minimum).
+    blocks = [
+        max(0, avail // layout.bytes_per_block) if layout.bytes_per_block else 0
+        for avail, layout in zip(available, layouts, strict=True)
+    ]
+    worst = min(range(len(blocks)), key=lambda i: blocks[i])
+    layout = layouts[worst]
+    avail = available[worst]
+    num_blocks = blocks[worst]
+    if s.num_gpu_blocks_override is not None:
+        num_blocks = s.num_gpu_blocks_override
+        notes.append(f"num_gpu_blocks_override={num_blocks}")
+    per_request = layout.blocks_per_request(s.max_model_len, s.in_flight, s.old)
+    concurrency = num_blocks / per_request if per_request else 0.0
+    groups = max(1, len(layout.groups))
+    if s.v0:
+        tokens = num_blocks * layout.block_size
+    elif s.old:
+        # 0.11: num_blocks // len(kv_cache_groups) * min_block_size (understates hybrids).
+        tokens = num_blocks // groups * layout.block_size
+    else:
+        # current: int(max_concurrency * max_model_len) (get_kv_cache_capacity).
+        tokens = int(concurrency * s.max_model_len)
+    needed = layout.needed_bytes(s.max_model_len, s.in_flight, s.old)
+    fits = True
+    error: str | None = None
+    estimated_len: int | None = None
+    if avail <= 0:
+        fits = False
+        error = _no_memory_message(s)
+    elif s.v0 and s.max_model_len > tokens:
+        fits = False
+        error = (
+            f"The model's max seq len ({s.max_model_len}) is larger than the maximum number of "
+            f"tokens that can be stored in KV cache ({tokens}). Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        )
+    elif not s.v0 and needed > avail:
+        fits = False
+        estimated_len = estimate_max_model_len(layout, s, avail)
+        error = _oom_message(s, needed, avail, estimated_len)
+    kv = KvSize(spec, types)
+    gpus = s.tp * s.pp
+    first_principles = kv.tokens_fitting(max(0, min(available)) * gpus) if available else None
+    bytes_per_token = layout.bytes_per_block * groups // max(1, layout.block_size)
+    o = stage_overheads[worst]
+    return replace(
+        base,
+        gpu_total_bytes=total,
+        memory_fraction=s.gpu_memory_utilization if s.kv_cache_memory_bytes is None else None,
+        weights_bytes=weights[worst],
+        activation_bytes=o.activation,
+        non_torch_bytes=o.non_torch,
+        cudagraph_bytes=o.cudagraph,
+        available_kv_bytes=avail,
+        bytes_per_token=bytes_per_token,
+        num_blocks=num_blocks,
+        kv_cache_tokens=max(0, tokens),
+        max_concurrency=round(concurrency, 2),
+        fits=fits,
+        needed_bytes_one_sequence=needed,
+        estimated_max_model_len=estimated_len,
+        first_principles_tokens=first_principles,
+        error=error,
+        missing=tuple(missing),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,177 @@
+"""Weight bytes per GPU: the real checkpoint size when known, else parameters x bits.
+
+Quantised checkpoints keep embeddings, the output head and norms in 16 bit; only the linear
+layers shrink. Tensor parallelism splits everything (vLLM's ``VocabParallelEmbedding`` shards
+the vocabulary too), so a rank holds ``1 / tp``; pipeline stages hold their own layers, the
+first the embedding and the last the output head (``vllm/distributed/utils.py``
+``get_pp_indices``; the calibration log of Llama-3.1-8B at PP 4 shows 4.26 GiB on stage 0 and
+3.28 GiB on stage 2, the embedding's 0.98 GiB apart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.model.spec import ModelSpec
+
+# Bits per weight of the quantised linear layers, scales included.
+_BITS: dict[str, float] = {
+    # AWQ / GPTQ: 4-bit values, an fp16 scale and a packed zero point per group of 128.
+    "awq": 4 + 32 / 128,
+    "gptq": 4 + 32 / 128,
+    "gptq_marlin": 4 + 32 / 128,
+    "awq_marlin": 4 + 32 / 128,
+    "marlin": 4 + 32 / 128,
+    "w4a16": 4 + 16 / 128,
+    "int4": 4 + 16 / 128,
+    # fp8 (per-channel or per-tensor scales: negligible).
+    "fp8": 8.0,
+    "fbgemm_fp8": 8.0,
+    "w8a8": 8.0,
+    "int8": 8.0,
+    "compressed-tensors": 8.0,
+    "modelopt": 8.0,
+    "experts_int8": 8.0,
+    # NVFP4: 4-bit values, an fp8 scale per 16.
+    "nvfp4": 4 + 8 / 16,
+    "modelopt_fp4": 4 + 8 / 16,
+    # MXFP4 (gpt-oss experts): 4-bit values, an e8m0 scale per 32.
+    "mxfp4": 4 + 8 / 32,
+    # bitsandbytes NF4 / FP4: 4 bits + an fp32 absmax per 64 (double-quantised: ~0.127 bit).
+    "bitsandbytes": 4 + 0.127,
+    "bitsandbytes-nf4": 4 + 0.127,
+    "bitsandbytes-fp4": 4 + 0.127,
+    "bitsandbytes-8bit": 8.0,
+    "eetq": 8.0,
+    "exl2": 4.0,
+    "gguf": 4.5,
+}
+
+_DTYPE_BITS = {"float32": 32.0, "float16": 16.0, "bfloat16": 16.0, "fp8": 8.0}
+
+
+@dataclass(frozen=True)
+class WeightBreakdown:
+    """A model's weights in bytes, split where parallelism splits them."""
+
+    embedding: int  # input embedding
+    head: int  # output head (0 when tied and not duplicated)
+    per_layer: tuple[int, ...]  # each decoder layer
+    method: str  # how the figure was obtained: "checkpoint size", "parameters x 4.25 bits", ...
+
+    @property
+    def total(self) -> int:
+        return self.embedding + self.head + sum(self.per_layer)
+
+
+def quantization_method(spec: ModelSpec, override: str | None = None) -> str | None:
+    """The weight quantisation that applies: the deployment's flag, else the checkpoint's."""
+    if override and override.lower() not in ("none", "auto"):
+        return override.lower()
+    if spec.quantization is not None:
+        return spec.quantization.method.lower()
+    return None
+
+
+def linear_bits(spec: ModelSpec, method: str | None) -> float:
+    """Bits per weight of the linear layers."""
+    if method is None:
+        return _DTYPE_BITS.get(spec.dtype.lower(), 16.0)
+    if spec.quantization is not None and spec.quantization.weight_bits:
+        bits = spec.quantization.weight_bits
+        return bits + (32 / 128 if bits <= 4 else 0.0)
+    return _BITS.get(method, _DTYPE_BITS.get(spec.dtype.lower(), 16.0))
+
+
+def _dense_bits(spec: ModelSpec) -> float:
+    dtype = spec.dtype.lower()
+    bits = _DTYPE_BITS.get(dtype, 16.0)
+    return 16.0 if bits == 8.0 else bits  # an fp8 checkpoint keeps 16-bit embeddings
+
+
+def _attention_params(spec: ModelSpec) -> int:
+    """Q, K, V and O projections of one layer."""
+    q = spec.num_attention_heads * spec.head_dim
+    kv = spec.num_key_value_heads * spec.head_dim
+    return spec.hidden_size * (2 * q + 2 * kv)
+
+
+def _layer_params(spec: ModelSpec) -> tuple[int, int]:
+    """(non-expert, expert) parameters of one decoder layer."""
+    embed = spec.vocab_size * spec.hidden_size
+    heads = 1 if spec.tie_word_embeddings else 2
+    attention = _attention_params(spec)
+    if spec.param_count:
+        body = max(0, spec.param_count - heads * embed)
+        per_layer = body // max(1, spec.num_layers)
+        if spec.num_experts:
+            return min(attention, per_layer), max(0, per_layer - attention)
+        return per_layer, 0
+    intermediate = spec.intermediate_size or 4 * spec.hidden_size
+    mlp = 3 * spec.hidden_size * intermediate
+    if spec.num_experts:
+        return attention, mlp * spec.num_experts
+    return attention + mlp, 0
+
+
+def weight_breakdown(spec: ModelSpec, quantization: str | None = None) -> WeightBreakdown:
+    """The model's weights, from the checkpoint size when known, else from its parameters."""
+    method = quantization_method(spec, quantization)
+    embed_params = spec.vocab_size * spec.hidden_size
+    dense_bits = _dense_bits(spec)
+    embed = round(embed_params * dense_bits / 8)
+    head = 0 if spec.tie_word_embeddings else embed
+    layers = max(1, spec.num_layers)
+    if spec.weight_bytes:
+        body = max(0, spec.weight_bytes - embed - head)
+        per = body // layers
+        return WeightBreakdown(embed, head, (per,) * layers, "checkpoint size")
+    plain, experts = _layer_params(spec)
+    bits = linear_bits(spec, method)
+    if method == "mxfp4":
+        # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit.
+        per = round(plain * dense_bits / 8 + experts * bits / 8)
+    else:
+        per = round((plain + experts) * bits / 8)
+    label = f"parameters x {bits:g} bits" + (f" ({method})" if method else "")
+    return WeightBreakdown(embed, head, (per,) * layers, label)
+
+
+def pp_layer_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    """Layers ``[start, end)`` of each pipeline stage, as ``get_pp_indices`` splits them: an even
+    share each, the remainder added one each to stages ``-2, -3, ...`` so the last stage (which
+    also holds the output head) never gets an extra layer."""
+    pp = max(1, pp)
+    base = num_layers // pp
+    sizes = [base] * pp
+    remainder = num_layers % pp
+    for i in range(remainder):
+        sizes[(-2 - i) % pp] += 1
+    ranges: list[tuple[int, int]] = []
+    start = 0
+    for size in sizes:
+        ranges.append((start, start + size))
+        start += size
+    return ranges
+
+
+def weight_bytes_per_gpu(
+    spec: ModelSpec,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    stage: int = 0,
+    quantization: str | None = None,
+) -> int:
+    """Weights on one GPU of pipeline ``stage``: its layers (plus the embedding on the first
+    stage and the head on the last), divided by tensor parallelism."""
+    breakdown = weight_breakdown(spec, quantization)
+    ranges = pp_layer_ranges(len(breakdown.per_layer), pp)
+    start, end = ranges[stage]
+    total = sum(breakdown.per_layer[start:end])
+    if stage == 0:
+        total += breakdown.embedding
+    if stage == pp - 1:
+        # A tied head is a separate copy on the last stage when PP splits the model.
+        total += breakdown.head or (breakdown.embedding if pp > 1 else 0)
+    return total // max(1, tp)

@@ -1,0 +1,116 @@
+"""vLLM's accounting: pages, blocks, the capacity lines and the start-up check, by version."""
+
+from __future__ import annotations
+
+from kvlint.arith.engines import estimate
+from kvlint.arith.units import GiB
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+from tests.arith.engines.deployments import dense
+from tests.arith.engines.deployments import deployment
+from tests.arith.engines.deployments import with_layers
+
+# Qwen2-7B-Instruct: 28 layers, 4 KV heads, head_dim 128, bf16 -> 56 KiB per token.
+QWEN2_7B = dense(
+    layers=28, kv_heads=4, head_dim=128, hidden=3584, heads=28, vocab=152064, max_len=32768
+)
+
+
+def test_design_reference_qwen2_7b_on_vllm_0_10() -> None:
+    # DESIGN.md / dennislee22/vLLM-benchmarking@b474d1e log/vllm-7B-1gpuA10080GB-0.5GRAM.log:
+    # "Available KV cache memory: 24.83 GiB" -> "GPU KV cache size: 464,848 tokens",
+    # "Maximum concurrency for 16,384 tokens per request: 28.37x". The GiB is rounded.
+    dep = deployment(
+        engine_version="0.10.1.1",
+        gpu="A100-80GB",
+        max_model_len=16384,
+        kv_cache_memory_bytes=round(24.83 * GiB),
+    )
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.bytes_per_token == 56 * 1024
+    assert est.num_blocks == 29058  # 24.83 GiB // (16 x 56 KiB)
+    assert est.kv_cache_tokens == 464_928
+    assert abs(est.kv_cache_tokens - 464_848) / 464_848 < 0.0002
+    assert est.max_concurrency == 28.38  # logged 28.37x: the same rounding of 24.83
+    assert est.fits is True
+
+
+def test_tp_above_kv_heads_replicates() -> None:
+    # 4 KV heads at TP 8: each GPU keeps max(1, 4 // 8) = 1 head, not half a head.
+    dep = deployment(engine_version="0.11.0", tensor_parallel_size=8, kv_cache_memory_bytes=GiB)
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.bytes_per_token == 28 * 1 * 256 * 2  # 14 KiB: one head per GPU
+    assert est.num_blocks == GiB // (16 * 14336)
+
+
+def test_pp_uneven_layers_take_the_fullest_stage() -> None:
+    # 30 layers over PP 4: get_pp_indices gives 7, 8, 8, 7 (the remainder goes to stages -2, -3).
+    spec = dense(layers=30, vocab=32000, hidden=4096)
+    dep = deployment(
+        engine_version="0.11.0", pipeline_parallel_size=4, kv_cache_memory_bytes=8 * GiB
+    )
+    est = estimate(dep, spec, None)
+    per_token = 8 * 8 * 128 * 2 * 2  # the 8-layer stage
+    assert est.bytes_per_token == per_token
+    assert est.num_blocks == 8 * GiB // (16 * per_token)
+
+
+def test_fp8_cache_halves_the_page() -> None:
+    dep = deployment(engine_version="0.11.0", kv_cache_dtype="fp8", kv_cache_memory_bytes=GiB)
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.bytes_per_token == 28 * 1024
+    assert est.kv_cache_tokens == GiB // (16 * 28 * 1024) * 16
+
+
+def test_mla_keeps_one_latent_whatever_the_tp() -> None:
+    mla = LayerSpec(CacheKind.MLA, 1, 576, 0)
+    spec = with_layers(dense(), (mla,) * 61, model_type="deepseek_v3", num_key_value_heads=1)
+    dep = deployment(
+        engine_version="0.11.0",
+        tensor_parallel_size=8,
+        max_model_len=8192,
+        kv_cache_memory_bytes=GiB,
+    )
+    est = estimate(dep, spec, None)
+    assert est.block_size == 64  # FlashMLA's block size
+    assert est.bytes_per_token == 61 * 576 * 2  # 70,272 B: not split by TP
+    assert est.num_blocks == GiB // (64 * 61 * 576 * 2)
+
+
+def test_hybrid_padding_gemma3_27b() -> None:
+    # 62 layers: 52 sliding (window 1024), 10 full. Groups of 10 layers: 6 sliding groups (8
+    # padding layers) + 1 full group. The 0.19 log (llm-d-planner@d3121e0, gemma-3-27b-it, TP 1):
+    # "Available KV cache memory: 19.53 GiB" -> "GPU KV cache size: 36,560 tokens",
+    # "Maximum concurrency for 8,192 tokens per request: 4.46x".
+    full = LayerSpec(CacheKind.FULL, 16, 128, 128)
+    sliding = LayerSpec(CacheKind.SLIDING, 16, 128, 128, window=1024)
+    layers = tuple(full if i % 6 == 5 else sliding for i in range(62))
+    assert sum(1 for layer in layers if layer.kind is CacheKind.FULL) == 10
+    spec = with_layers(
+        dense(), layers, hidden_size=5376, vocab_size=262208, model_type="gemma3_text"
+    )
+    dep = deployment(
+        engine_version="0.19.0",
+        max_model_len=8192,
+        max_num_batched_tokens=8192,
+        kv_cache_memory_bytes=round(19.53 * GiB),
+    )
+    est = estimate(dep, spec, None)
+    assert any("8 padding layers" in note for note in est.notes)
+    assert est.num_blocks == 15998  # 19.53 GiB // (10 layers x 128 KiB)
+    assert est.kv_cache_tokens == 36_560  # 15998 // 7 groups x 16
+    assert est.max_concurrency == 4.46  # 15998 / (512 + 6 x 513) blocks
+
+
+def test_refusal_with_vllm_error_numbers() -> None:
+    # One 32,768-token request of Qwen2-7B needs 1.75 GiB; only 1 GiB is there.
+    dep = deployment(engine_version="0.11.0", max_model_len=32768, kv_cache_memory_bytes=GiB)
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.fits is False
+    assert est.needed_bytes_one_sequence == 32768 * 56 * 1024
+    assert est.estimated_max_model_len == GiB // (56 * 1024) // 16 * 16
+    assert est.error is not None
+    assert est.error.startswith(
+        "To serve at least one request with the models's max seq len (32768), (1.75 GiB KV cache"
+    )
+    assert "the estimated maximum model length is 18720." in est.error

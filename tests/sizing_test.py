@@ -1,0 +1,44 @@
+"""kvlint.sizing.size: GPU lookup, cache dtype, defaults and the missing facts."""
+
+from __future__ import annotations
+
+from kvlint.sizing import size
+from tests.arith.engines.deployments import dense
+from tests.arith.engines.deployments import deployment
+
+
+def test_sizes_a_vllm_deployment_on_a_named_gpu() -> None:
+    sizing = size(deployment(gpu="nvidia-l4", max_model_len=8192), dense())
+    assert sizing.gpu is not None and sizing.gpu.key == "L4-24GB"
+    assert sizing.kv is not None and sizing.kv.per_token_bytes == 128 * 1024
+    assert sizing.engine is not None and sizing.engine.available_kv_bytes is not None
+    assert sizing.missing == ()
+    # No engine version named: the newest line, with its 0.92 default recorded.
+    assert "default gpu_memory_utilization 0.92" in sizing.engine.notes
+
+
+def test_cache_dtype_auto_is_the_model_dtype_and_fp8_halves_it() -> None:
+    assert size(deployment(), dense()).kv.per_token_bytes == 128 * 1024  # type: ignore[union-attr]
+    fp8 = size(deployment(kv_cache_dtype="fp8_e4m3"), dense())
+    assert fp8.kv is not None and fp8.kv.per_token_bytes == 64 * 1024
+
+
+def test_no_gpu_named_is_a_missing_fact() -> None:
+    sizing = size(deployment(max_model_len=8192), dense())
+    assert sizing.missing == ("GPU type",)
+    assert sizing.engine is not None and sizing.engine.available_kv_bytes is None
+
+
+def test_unknown_gpu_and_tpu() -> None:
+    unknown = size(deployment(gpu="banana-9000"), dense())
+    assert unknown.gpu is None
+    assert unknown.missing == ("GPU memory (unknown GPU 'banana-9000')",)
+    tpu = size(deployment(gpu="tpu-v6e-slice"), dense())
+    assert tpu.gpu is None
+    assert tpu.missing == ("GPU memory (Google TPU v6e (Trillium) is a TPU: out of scope)",)
+
+
+def test_no_model() -> None:
+    sizing = size(deployment(gpu="L4"), None)
+    assert sizing.engine is None and sizing.kv is None
+    assert sizing.missing == ("model config",)
