@@ -1,0 +1,88 @@
+"""Parameter-count estimates within 3% of the published counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.model.hf import load_config_file
+from kvlint.model.hf import spec_from_config
+from kvlint.model.spec import ModelSpec
+from testing.shared import HF_CONFIGS
+from testing.shared import shared_file
+
+
+def fixture(name: str) -> ModelSpec:
+    return load_config_file(shared_file(HF_CONFIGS / f"{name}.json"))
+
+
+def near(value: int | None, published: float) -> bool:
+    assert value is not None
+    return abs(value - published) <= 0.03 * published
+
+
+@pytest.mark.parametrize(
+    ("name", "total"),
+    [
+        ("meta-llama__Meta-Llama-3.1-8B", 8.03e9),
+        ("meta-llama__Meta-Llama-3.1-70B", 70.6e9),
+        ("meta-llama__Meta-Llama-3.1-405B", 405.8e9),
+        ("mistralai__Mixtral-8x7B-v0.1", 46.7e9),
+        ("deepseek-ai__DeepSeek-V3", 671e9),
+        ("Qwen__Qwen3-30B-A3B", 30.5e9),
+        ("openai__gpt-oss-120b", 116.83e9),
+        ("openai__gpt-oss-20b", 20.91e9),
+        ("moonshotai__Kimi-K2-Instruct", 1.04e12),
+        ("Qwen__Qwen3-235B-A22B", 235e9),
+        ("nvidia__Nemotron-H-56B-Base-8K", 56e9),
+    ],
+)
+def test_total(name: str, total: float) -> None:
+    assert near(fixture(name).param_count, total)
+
+
+@pytest.mark.parametrize(
+    ("name", "active"),
+    [
+        # Active counts leave the input embedding out (a lookup), as OpenAI and DeepSeek count.
+        ("openai__gpt-oss-120b", 5.13e9),
+        ("openai__gpt-oss-20b", 3.61e9),
+        ("deepseek-ai__DeepSeek-V3", 37e9),
+        ("mistralai__Mixtral-8x7B-v0.1", 12.9e9),
+        ("Qwen__Qwen3-235B-A22B", 22e9),
+    ],
+)
+def test_active(name: str, active: float) -> None:
+    assert near(fixture(name).active_param_count, active)
+
+
+def test_qwen3_30b_a3b_active_with_embeddings() -> None:
+    # Qwen counts the embedding table in its 3.3B activated parameters.
+    spec = fixture("Qwen__Qwen3-30B-A3B")
+    assert spec.active_param_count is not None
+    assert near(spec.active_param_count + spec.vocab_size * spec.hidden_size, 3.3e9)
+    assert spec.num_experts == 128
+
+
+def test_dense_models_have_no_active_count() -> None:
+    assert fixture("meta-llama__Meta-Llama-3.1-8B").active_param_count is None
+
+
+def test_minimal_llama_31_8b() -> None:
+    config = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+              "vocab_size": 128256}  # fmt: skip
+    spec = spec_from_config(config, name="m")
+    # 32 x (attention 4096 x (4096 + 1024 + 1024 + 4096) + MLP 3 x 4096 x 14336) + 2 embeddings
+    assert spec.param_count == 32 * (4096 * 10240 + 3 * 4096 * 14336) + 2 * 128256 * 4096
+    tied = spec_from_config({**config, "tie_word_embeddings": True}, name="m")
+    assert spec.param_count - (tied.param_count or 0) == 128256 * 4096
+
+
+def test_minimal_mixtral_8x7b() -> None:
+    config = {"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+              "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000}  # fmt: skip
+    spec = spec_from_config(config, name="m")
+    assert near(spec.param_count, 46.7e9)
+    assert near(spec.active_param_count, 12.9e9)
+    assert spec.num_experts == 8
