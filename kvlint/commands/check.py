@@ -1,0 +1,158 @@
+"""``kvlint check PATH...``: lint deployment files; exit 0 clean, 1 findings, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import TextIO
+
+from kvlint.errors import KvlintError
+
+if TYPE_CHECKING:
+    from kvlint.config import Settings
+
+FORMATS = ("concise", "full", "json", "github", "sarif")
+SEVERITIES = ("error", "warning", "info")
+
+
+def _codes(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)"
+    )
+    select = parser.add_argument_group("rule selection (codes, prefixes such as KV3, or names)")
+    select.add_argument(
+        "--select", type=_codes, action="append", metavar="CODES", help="replaces the config's"
+    )
+    select.add_argument(
+        "--ignore", type=_codes, action="append", metavar="CODES", help="adds to the config's"
+    )
+    select.add_argument(
+        "--extend-select", type=_codes, action="append", metavar="CODES", help="adds to select"
+    )
+    facts = parser.add_argument_group("facts the files may not give")
+    facts.add_argument("--gpu", metavar="NAME", help="the GPU of deployments that name none")
+    facts.add_argument(
+        "--engine-version", metavar="V", help="engine version when a file gives none (or ENGINE=V)"
+    )
+    facts.add_argument(
+        "--offline", action="store_true", help="never download a model's config.json"
+    )
+    config = parser.add_mutually_exclusive_group()
+    config.add_argument("--config", metavar="FILE", help="use this config file, no discovery")
+    config.add_argument("--no-config", action="store_true", help="ignore every config file")
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="default: github under GITHUB_ACTIONS, full on a terminal, concise otherwise",
+    )
+    output.add_argument("--output-file", metavar="FILE", help="write the report here")
+    output.add_argument(
+        "--statistics", action="store_true", help="counts per rule instead of each finding"
+    )
+    output.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    output.add_argument(
+        "--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default warning)"
+    )
+    # `--fix`, `--unsafe-fixes` and `--diff` (engineer "fix") join here as a fourth group; they
+    # act on `LintResult.findings` between `lint_paths` and the report (see `run`).
+
+
+def _flat(values: Sequence[Sequence[str]] | None) -> list[str] | None:
+    return None if values is None else [code for group in values for code in group]
+
+
+def build_settings(args: argparse.Namespace) -> Settings:
+    """The config file (found, given, or none) with the command-line values on top."""
+    from kvlint.config import find_config
+    from kvlint.config import load_config
+    from kvlint.config import resolve
+    from kvlint.registry import default_registry
+
+    if args.no_config:
+        path = None
+    elif args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise KvlintError("config file not found", path=args.config)
+    else:
+        path = find_config(Path(args.paths[0]) if args.paths else Path.cwd())
+    return resolve(
+        load_config(path),
+        default_registry(),
+        select=_flat(args.select),
+        ignore=_flat(args.ignore) or [],
+        extend_select=_flat(args.extend_select) or [],
+        fail_on=args.fail_on,
+        gpu=args.gpu,
+        engine_version=args.engine_version,
+        offline=args.offline,
+    )
+
+
+def choose_format(requested: str | None, stream: TextIO) -> str:
+    if requested:
+        return requested
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        return "github"
+    return "full" if _isatty(stream) else "concise"
+
+
+def use_color(mode: str, stream: TextIO) -> bool:
+    if mode != "auto":
+        return mode == "always"
+    return _isatty(stream) and "NO_COLOR" not in os.environ
+
+
+def _isatty(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle = open(path, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
+    except OSError as exc:
+        raise KvlintError(f"cannot write the report: {exc.strerror}", path=path) from None
+    with handle:
+        yield handle
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvlint.linter import lint_paths
+    from kvlint.linter import summarise
+    from kvlint.report import reporter_class
+    from kvlint.report.base import ReportOptions
+
+    settings = build_settings(args)
+    result = lint_paths(args.paths, settings)
+    for error in result.plugin_errors:
+        print(f"kvlint: warning: {error}", file=sys.stderr)
+    summary = summarise(result, settings.fail_on)
+    with _output(args.output_file) as stream:
+        name = choose_format(args.format, stream)
+        reporter = reporter_class(name)(
+            stream,
+            ReportOptions(color=use_color(args.color, stream), statistics=args.statistics),
+        )
+        reporter.start()
+        for deployment in result.deployments:
+            reporter.deployment(deployment)
+        for finding in result.findings:
+            reporter.finding(finding)
+        reporter.finish(summary)
+    return summary.exit_code

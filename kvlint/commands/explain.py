@@ -1,0 +1,56 @@
+"""``kvlint explain CODE [--file PATH]``: a rule's doc, and the arithmetic behind its findings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kvlint.errors import KvlintError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rule", metavar="CODE", help="a rule code (KV301) or name")
+    parser.add_argument(
+        "--file", metavar="PATH", help="also show the numbers behind each finding of it in PATH"
+    )
+    parser.add_argument("--gpu", metavar="NAME", help="with --file: the GPU when PATH names none")
+    parser.add_argument("--offline", action="store_true", help="never download a config.json")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvlint import explain
+    from kvlint.commands.check import use_color
+    from kvlint.registry import default_registry
+
+    registry = default_registry()
+    rule = registry.get(args.rule)
+    if rule is None:
+        raise KvlintError(f"no rule has the code or name `{args.rule}` (see `kvlint rules`)")
+    if use_color(args.color, sys.stdout):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        console = Console(file=sys.stdout, force_terminal=True)
+        console.print(Markdown(explain.markdown(rule)))
+    else:
+        sys.stdout.write(explain.plain(rule))
+    if args.file:
+        from pathlib import Path
+
+        from kvlint.config import find_config
+        from kvlint.config import load_config
+        from kvlint.config import resolve
+        from kvlint.linter import lint_paths
+
+        settings = resolve(
+            load_config(find_config(Path(args.file))),
+            registry,
+            select=[rule.code],
+            gpu=args.gpu,
+            offline=args.offline,
+        )
+        findings = [f for f in lint_paths([args.file], settings).findings if f.code == rule.code]
+        sys.stdout.write(f"\n{len(findings)} finding(s) of {rule.code} in {args.file}\n\n")
+        sys.stdout.write(explain.arithmetic(findings))
+    return 0
