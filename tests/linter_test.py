@@ -1,0 +1,237 @@
+"""Tests for kvlint.linter with small fakes of the loader and the model resolver: the pipeline's
+own duties (file walk, stamping, isolation, routing, suppression, sorting, exit codes)."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kvlint.config import Settings
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.deploy.model import Sourced
+from kvlint.errors import KvlintError
+from kvlint.finding import Finding
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.finding import Span
+from kvlint.linter import collect_files
+from kvlint.linter import exit_code
+from kvlint.linter import lint_paths
+from kvlint.registry import Registry
+from kvlint.registry import default_registry
+from kvlint.rule import Rule
+from kvlint.selection import PerFileIgnore
+from kvlint.selection import Selection
+from kvlint.sizing import Sizing
+
+TEXT = """\
+model: acme/model-7b
+max-num-seqs: 512  # kvlint: disable=KV399 measured
+max-model-len: 8192  # kvlint: disable=KV398
+"""
+
+
+class TooMany(Rule):
+    """A fake capacity rule: fires on every deployment with a model."""
+
+    code = "KV399"
+    name = "too-many"
+    severity = Severity.ERROR
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        assert dep.max_num_seqs is not None
+        yield Problem(dep.max_num_seqs.span, "`max_num_seqs` 512 is too many")
+        yield Problem(dep.span, "graver form", severity=Severity.INFO)
+
+
+class Crashes(Rule):
+    code = "KV398"
+    name = "crashes"
+    severity = Severity.WARNING
+    engines = frozenset({"vllm"})
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        raise ZeroDivisionError("division by zero")
+
+
+class SglangOnly(Rule):
+    code = "KV397"
+    name = "sglang-only"
+    severity = Severity.ERROR
+    engines = frozenset({"sglang"})
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        yield Problem(dep.span, "never for vllm")
+
+
+def registry() -> Registry:
+    builtins = default_registry()
+    rules = {**builtins.rules, "KV397": SglangOnly, "KV398": Crashes, "KV399": TooMany}
+    return Registry(dict(sorted(rules.items())), dict.fromkeys(rules, "kvlint"))
+
+
+def deployment(display: str, model: str = "acme/model-7b") -> Deployment:
+    return Deployment(
+        path=display,
+        span=Span(display, 1, 1),
+        name="vllm config",
+        carrier="engine_yaml",
+        engine=Sourced("vllm", Span(display, 1, 1)),
+        model=Sourced(model, Span(display, 1, 8, "model")),
+        max_num_seqs=Sourced(512, Span(display, 2, 15, "max-num-seqs")),
+    )
+
+
+@pytest.fixture
+def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+    """Replace the loader, the resolver and the sizer; record their calls."""
+    calls = SimpleNamespace(resolve=[], load=[])
+
+    def load_path(path: Path, *, display: str | None = None) -> Any:
+        shown = display or str(path)
+        calls.load.append(shown)
+        text = path.read_text()
+        if "broken" in path.name:
+            raise KvlintError("mapping values are not allowed here", Span(shown, 2, 7))
+        if "crash" in path.name:
+            raise RuntimeError("loader bug")
+        problems = [InputProblem("KV905", Span(shown, 5, 1), "not a deployment")]
+        deps = [deployment(shown)]
+        if "unknown" in path.name:
+            deps = [deployment(shown, model="acme/nope")]
+        if "annotated" in path.name:
+            value = Sourced("KV399: reviewed; KV501", Span(shown, 4, 30, "annotations"))
+            deps[0].annotations["kvlint.dev/ignore"] = value
+        return SimpleNamespace(path=shown, text=text, deployments=deps, problems=problems)
+
+    def resolve_model(ref: str, *, offline: bool = False, base_dir: Path | None = None) -> Any:
+        calls.resolve.append(ref)
+        if ref == "acme/nope":
+            raise KvlintError("`acme/nope` is not in the catalog (set HF_HOME)")
+        return SimpleNamespace(spec=SimpleNamespace(name=ref), origin="catalog", detail="")
+
+    def size(dep: Deployment, spec: Any) -> Sizing:
+        return Sizing(spec=spec, kv=None, gpu=None, engine=None, missing=("GPU type",))
+
+    for name, attrs in {
+        "kvlint.deploy.load": {"load_path": load_path},
+        "kvlint.model.resolve": {"resolve_model": resolve_model},
+    }.items():
+        module = types.ModuleType(name)
+        for key, value in attrs.items():
+            setattr(module, key, value)
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr("kvlint.sizing.size", size, raising=False)
+    return calls
+
+
+def write(path: Path, text: str = TEXT) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def lines(findings: tuple[Finding, ...]) -> list[str]:
+    return [f"{f.span.location()}: {f.code} [{f.severity}] {f.message}" for f in findings]
+
+
+def test_collect_files_walks_folders_in_order(tmp_path: Path) -> None:
+    for name in ["b.yaml", "a/z.yml", "a/c.json", "notes.txt", ".hidden.yaml"]:
+        write(tmp_path / name)
+    for skipped in [".git/x.yaml", "node_modules/y.yaml", ".github/w.yaml"]:
+        write(tmp_path / skipped)
+    found = collect_files([str(tmp_path), str(tmp_path / "b.yaml")])
+    assert [display for _, display in found] == [
+        f"{tmp_path}/a/c.json",
+        f"{tmp_path}/a/z.yml",
+        f"{tmp_path}/b.yaml",
+    ]
+    with pytest.raises(KvlintError, match="no such file or directory"):
+        collect_files([str(tmp_path / "missing.yaml")])
+
+
+def test_pipeline_stamps_suppresses_isolates_and_sorts(
+    tmp_path: Path, fakes: SimpleNamespace
+) -> None:
+    path = str(write(tmp_path / "vllm.yaml"))
+    settings = Settings(Selection(), severities={"KV907": Severity.WARNING})
+    result = lint_paths([path], settings, registry())
+    assert lines(result.findings) == [
+        f"{path}:1:1: KV398 [error] internal error in rule `crashes`: "
+        "ZeroDivisionError: division by zero",
+        f"{path}:1:1: KV399 [info] graver form",
+        f"{path}:1:1: KV907 [warning] the files do not give GPU type: the checks that need it "
+        "did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)",
+        # KV399 on line 2 is suppressed by its comment; the comment on line 3 names a rule that
+        # produced only an internal error on line 1, so it suppresses nothing.
+        f"{path}:3:22: KV906 [warning] `# kvlint: disable=KV398` suppresses nothing",
+        f"{path}:5:1: KV905 [warning] not a deployment",
+    ]
+    assert [len(d.findings) for d in result.deployments] == [3]
+    assert result.deployments[0].model_origin == "catalog"
+    assert exit_code(result.findings, Severity.WARNING) == 1
+    assert exit_code(result.findings, Severity.ERROR) == 1
+
+
+def test_unknown_model_is_kv902_and_skips_model_rules(
+    tmp_path: Path, fakes: SimpleNamespace
+) -> None:
+    first = str(write(tmp_path / "unknown-a.yaml", "model: acme/nope\n"))
+    second = str(write(tmp_path / "unknown-b.yaml", "model: acme/nope\n"))
+    result = lint_paths([first, second], Settings(Selection(ignore=("KV905",))), registry())
+    assert fakes.resolve == ["acme/nope"]  # once per reference (and folder) in a run
+    codes = [(f.span.path, f.code) for f in result.findings]
+    assert codes == [(first, "KV907"), (first, "KV902"), (second, "KV907"), (second, "KV902")]
+    kv902 = result.findings[1]
+    assert (kv902.span.line, kv902.span.column, kv902.severity) == (1, 8, Severity.ERROR)
+    assert kv902.message == "`acme/nope` is not in the catalog (set HF_HOME)"
+    assert exit_code(result.findings, Severity.ERROR) == 2
+
+
+def test_model_resolved_once_per_run(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    paths = [str(write(tmp_path / f"d{i}.yaml")) for i in range(3)]
+    lint_paths(paths, Settings(Selection()), registry())
+    assert fakes.resolve == ["acme/model-7b"]
+
+
+def test_loader_errors_become_findings(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    broken = str(write(tmp_path / "broken.yaml"))
+    crash = str(write(tmp_path / "crash.yaml"))
+    result = lint_paths([broken, crash], Settings(Selection()), registry())
+    assert lines(result.findings) == [
+        f"{broken}:2:7: KV901 [error] mapping values are not allowed here",
+        f"{crash}:1:1: KV900 [error] internal error while reading the file: "
+        "RuntimeError: loader bug",
+    ]
+    assert result.deployments == ()
+
+
+def test_selection_and_per_file_ignores(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    path = str(write(tmp_path / "legacy" / "vllm.yaml"))
+    selection = Selection(
+        select=("KV9",),
+        ignore=("KV906",),
+        per_file_ignores=[PerFileIgnore("legacy/*", ("KV907",))],
+        base_dir=tmp_path,
+    )
+    result = lint_paths([path], Settings(selection), registry())
+    assert [f.code for f in result.findings] == ["KV905"]
+
+
+def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    path = str(write(tmp_path / "vllm.yaml", TEXT + "# kvlint: disable-file=KV905,KV398\n"))
+    result = lint_paths([path], Settings(Selection(ignore=("KV907",))), registry())
+    # KV399's "graver form" at 1:1 stays; the line-3 comment's KV398 hit nothing on its line.
+    assert [(f.code, f.span.line) for f in result.findings] == [("KV399", 1), ("KV906", 3)]
+    annotated = str(write(tmp_path / "annotated.yaml", "model: acme/model-7b\n"))
+    result = lint_paths([annotated], Settings(Selection(ignore=("KV398", "KV905"))), registry())
+    assert [f.code for f in result.findings] == ["KV907", "KV906"]
+    assert result.findings[1].span == Span(annotated, 4, 30, "annotations")
+    assert result.findings[1].message == "`kvlint.dev/ignore: KV501` suppresses nothing"
