@@ -637,6 +637,24 @@ def lookup_gpu(name: str) -> GpuSpec | None:
         candidate = "-".join(words[:end])
         if candidate in _INDEX and not _conflicting_size(words[end:], _INDEX[candidate]):
             return _INDEX[candidate]
+    return _within(words)
+
+
+def _within(words: list[str]) -> GpuSpec | None:
+    """A known name inside free text (``AWS g5.48xlarge (8x NVIDIA A10G 24GB)``): the longest
+    run of words that names an instance type or a GPU, and holds a digit (every GPU name does),
+    so that words such as ``single`` or ``with`` never match."""
+    for length in range(len(words) - 1, 0, -1):
+        for start in range(len(words) - length + 1):
+            run = words[start : start + length]
+            candidate = "-".join(run)
+            if not any(ch.isdigit() for ch in candidate):
+                continue
+            if candidate in _INSTANCE_INDEX:
+                return _BY_KEY[_INSTANCE_INDEX[candidate][0]]
+            rest = words[:start] + words[start + length :]
+            if candidate in _INDEX and not _conflicting_size(rest, _INDEX[candidate]):
+                return _INDEX[candidate]
     return None
 
 

@@ -47,7 +47,17 @@ _BITS: dict[str, float] = {
     "gguf": 4.5,
 }
 
-_DTYPE_BITS = {"float32": 32.0, "float16": 16.0, "bfloat16": 16.0, "fp8": 8.0}
+_DTYPE_BITS = {
+    "float32": 32.0,
+    "fp32": 32.0,
+    "float": 32.0,
+    "float16": 16.0,
+    "fp16": 16.0,
+    "half": 16.0,
+    "bfloat16": 16.0,
+    "bf16": 16.0,
+    "fp8": 8.0,
+}
 
 
 @dataclass(frozen=True)
@@ -73,19 +83,18 @@ def quantization_method(spec: ModelSpec, override: str | None = None) -> str | N
     return None
 
 
-def linear_bits(spec: ModelSpec, method: str | None) -> float:
-    """Bits per weight of the linear layers."""
+def linear_bits(spec: ModelSpec, method: str | None, dtype: str | None = None) -> float:
+    """Bits per weight of the linear layers (``dtype`` overrides the model's, ``--dtype``)."""
     if method is None:
-        return _DTYPE_BITS.get(spec.dtype.lower(), 16.0)
+        return _DTYPE_BITS.get((dtype or spec.dtype).lower(), 16.0)
     if spec.quantization is not None and spec.quantization.weight_bits:
         bits = spec.quantization.weight_bits
         return bits + (32 / 128 if bits <= 4 else 0.0)
     return _BITS.get(method, _DTYPE_BITS.get(spec.dtype.lower(), 16.0))
 
 
-def _dense_bits(spec: ModelSpec) -> float:
-    dtype = spec.dtype.lower()
-    bits = _DTYPE_BITS.get(dtype, 16.0)
+def _dense_bits(spec: ModelSpec, dtype: str | None = None) -> float:
+    bits = _DTYPE_BITS.get((dtype or spec.dtype).lower(), 16.0)
     return 16.0 if bits == 8.0 else bits  # an fp8 checkpoint keeps 16-bit embeddings
 
 
@@ -114,20 +123,27 @@ def _layer_params(spec: ModelSpec) -> tuple[int, int]:
     return attention + mlp, 0
 
 
-def weight_breakdown(spec: ModelSpec, quantization: str | None = None) -> WeightBreakdown:
-    """The model's weights, from the checkpoint size when known, else from its parameters."""
+def weight_breakdown(
+    spec: ModelSpec, quantization: str | None = None, dtype: str | None = None
+) -> WeightBreakdown:
+    """The model's weights, from the checkpoint size when known, else from its parameters.
+
+    ``dtype`` is the deployment's ``--dtype`` when it overrides the model's (``auto`` = none).
+    """
+    if dtype is not None and dtype.lower() in ("auto", ""):
+        dtype = None
     method = quantization_method(spec, quantization)
     embed_params = spec.vocab_size * spec.hidden_size
-    dense_bits = _dense_bits(spec)
+    dense_bits = _dense_bits(spec, dtype)
     embed = round(embed_params * dense_bits / 8)
     head = 0 if spec.tie_word_embeddings else embed
     layers = max(1, spec.num_layers)
-    if spec.weight_bytes:
+    if spec.weight_bytes and dtype is None:
         body = max(0, spec.weight_bytes - embed - head)
         per = body // layers
         return WeightBreakdown(embed, head, (per,) * layers, "checkpoint size")
     plain, experts = _layer_params(spec)
-    bits = linear_bits(spec, method)
+    bits = linear_bits(spec, method, dtype)
     if method == "mxfp4":
         # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit.
         per = round(plain * dense_bits / 8 + experts * bits / 8)
@@ -162,10 +178,11 @@ def weight_bytes_per_gpu(
     pp: int = 1,
     stage: int = 0,
     quantization: str | None = None,
+    dtype: str | None = None,
 ) -> int:
     """Weights on one GPU of pipeline ``stage``: its layers (plus the embedding on the first
     stage and the head on the last), divided by tensor parallelism."""
-    breakdown = weight_breakdown(spec, quantization)
+    breakdown = weight_breakdown(spec, quantization, dtype)
     ranges = pp_layer_ranges(len(breakdown.per_layer), pp)
     start, end = ranges[stage]
     total = sum(breakdown.per_layer[start:end])

@@ -24,6 +24,10 @@ class EngineEstimate:
     available_kv_bytes: int | None = None  # per GPU
     bytes_per_token: int | None = None  # per GPU, as the engine pages it (block-rounded heads)
     num_blocks: int | None = None
+    # Blocks one request of max_model_len takes (every KV group's share; vLLM's
+    # num_blocks_per_request), so admission can be counted exactly: (num_blocks - 1) // this,
+    # block 0 being the null block. None when not computed.
+    blocks_per_request: int | None = None
     block_size: int | None = None
     kv_cache_tokens: int | None = None  # "GPU KV cache size: N tokens"
     max_concurrency: float | None = None  # "Maximum concurrency for L tokens per request: Xx"

@@ -275,7 +275,9 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     stage_overheads = []
     total = gpu.total_bytes if gpu is not None else None
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
-        w = weight_bytes_per_gpu(spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant)
+        w = weight_bytes_per_gpu(
+            spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant, dtype=val(dep.dtype)
+        )
         o = overheads(
             spec,
             tp=s.tp,
@@ -285,6 +287,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
             max_num_batched_tokens=s.max_num_batched_tokens,
             max_num_seqs=s.max_num_seqs,
             cudagraphs=not s.old and not s.enforce_eager,
+            version=s.version,
         )
         weights.append(w)
         stage_overheads.append(o)

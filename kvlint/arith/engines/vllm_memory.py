@@ -5,16 +5,25 @@ by ``benchmarks/fidelity.py`` on the 63 memory-breakdown cases of the calibratio
 (``engine-logs/engine_logs.jsonl``: 59 vLLM 0.19.0 DEBUG logs on H100 80GB from
 llm-d-incubation/llm-d-planner@d3121e0, and 4 V0 logs). What the logs show, and the model:
 
-* activation peak (``torch peak memory increase``): dominated by the logits and sampler buffers
-  of the dummy sampler run, ``vocab x min(max_num_seqs, max_num_batched_tokens)`` values, plus
-  the forward pass's hidden states, ``hidden x max_num_batched_tokens``. Not divided by tensor
-  parallelism (Qwen2.5-7B logs 2.21 GiB at TP 1, 2 and 4: the logits are gathered whole); with
-  pipeline parallelism the sampler term sits on the last stage only (Llama-3.1-8B PP 4: 1.10
-  GiB on stage 0, 2.01 GiB on stage 3).
+* activation peak (``torch peak memory increase``): the larger of two peaks. The dummy sampler
+  run holds ``vocab x min(max_num_seqs, max_num_batched_tokens)`` logits with their softmax and
+  sort buffers (~15.5 bytes per logit: 1.89 GiB for Llama-3.1-8B's 128k vocabulary at 1024
+  rows, 3.6-4.0 GiB for Gemma's 256k); the forward pass holds the MLP activations,
+  ``intermediate_size x max_num_batched_tokens`` (~10 bytes each: Llama-3.1-8B's pipeline
+  stage 0, which runs no sampler, logs 1.10 GiB; CodeLlama-7B's 32k vocabulary logs 0.77 GiB).
+  Neither term shrinks with tensor parallelism (Qwen2.5-7B logs 2.21 GiB at TP 1, 2 and 4: the
+  logits are gathered whole); with pipeline parallelism only the last stage runs the sampler
+  (Llama-3.1-8B PP 4: 1.10 GiB on stage 0, 2.01 GiB on stage 3). MoE models run ~0.4 GiB above
+  this model (Qwen3-30B-A3B 2.68 GiB, DeepSeek-V2-Lite 1.93 GiB).
 * non-torch memory (``non-torch forward increase``): a step with tensor parallelism (custom
-  all-reduce and NCCL buffers): ~0.25 GiB at TP 1, ~2.1 GiB at TP >= 2, ~0.07 GiB at PP alone.
+  all-reduce and NCCL buffers). vLLM 0.19: 0.25 GiB at TP 1, 2.1 GiB at TP >= 2, 0.07 GiB with
+  pipeline parallelism alone (medians of 40, 14 and 2 cases). vLLM 0.10.1.1 (the A100 sweep of
+  dennislee22/vLLM-benchmarking) charges far less: total x gmu - weights - available is 0.56
+  GiB at TP 1 and 0.67 GiB at TP 2, activation included, so ~0 and ~0.1 GiB. The V0 engine's
+  ``non_torch_memory`` is 0.03-0.04 GiB on one consumer GPU.
 * CUDA graphs (charged only from 0.21, when the profiler's estimate is subtracted): 0.5-1.9 GiB
-  with the default 51 capture sizes, growing with model depth and width.
+  with the default 51 capture sizes, growing with model depth and width; fitted on the 0.19
+  estimator's figure (``CUDA graph pool memory: ... (estimated)``).
 """
 
 from __future__ import annotations
@@ -27,16 +36,17 @@ from kvlint.model.spec import ModelSpec
 
 # Fitted constants (benchmarks/fidelity.py --fit prints them and the cases that set them).
 # Bytes per logit of the dummy sampler run (fp32 logits, their softmax and sort buffers).
-ACT_BYTES_PER_LOGIT = 7.4
-# Bytes per hidden element per batched token of the profile forward pass.
-ACT_BYTES_PER_HIDDEN_TOKEN = 35.0
-# non-torch growth during profiling.
-NON_TORCH_TP1 = 0.25 * GiB
-NON_TORCH_TP = 2.10 * GiB
-NON_TORCH_PP_ONLY = 0.07 * GiB
+ACT_BYTES_PER_LOGIT = 15.5
+# Bytes per MLP activation (intermediate_size x batched tokens) of the profile forward pass.
+ACT_BYTES_PER_INTERMEDIATE_TOKEN = 10.0
+# non-torch growth during profiling, vLLM 0.19 and later: (TP 1, TP >= 2, PP alone).
+NON_TORCH = (0.25 * GiB, 2.10 * GiB, 0.07 * GiB)
+# The same before 0.19 (vLLM 0.10.1.1 on A100) and on the V0 engine.
+NON_TORCH_BEFORE_0_19 = (0.0, 0.11 * GiB, 0.0)
+NON_TORCH_V0 = (0.04 * GiB, 0.04 * GiB, 0.04 * GiB)
 # CUDA graph pool: a base plus a share per layer-width (hidden x layers on this GPU).
-GRAPH_BASE = 0.35 * GiB
-GRAPH_BYTES_PER_HIDDEN_LAYER = 3.6
+GRAPH_BASE = 0.607 * GiB
+GRAPH_BYTES_PER_HIDDEN_LAYER = 2.125
 
 
 @dataclass(frozen=True)
@@ -59,20 +69,28 @@ def activation_bytes(
     max_num_seqs: int,
     last_stage: bool = True,
 ) -> int:
-    """The profile run's peak torch memory above what stays resident, on one GPU."""
-    hidden = spec.hidden_size * max_num_batched_tokens * ACT_BYTES_PER_HIDDEN_TOKEN
+    """The profile run's peak torch memory above what stays resident, on one GPU: the larger
+    of the forward pass's MLP activations and (on the last stage) the sampler's logits."""
+    intermediate = spec.intermediate_size or 4 * spec.hidden_size
+    forward = intermediate * max_num_batched_tokens * ACT_BYTES_PER_INTERMEDIATE_TOKEN
     if not last_stage:
-        return round(hidden)
+        return round(forward)
     rows = min(max_num_seqs, max_num_batched_tokens)
-    return round(hidden + spec.vocab_size * rows * ACT_BYTES_PER_LOGIT)
+    return round(max(forward, spec.vocab_size * rows * ACT_BYTES_PER_LOGIT))
 
 
-def non_torch_bytes(tp: int, pp: int) -> int:
+def non_torch_bytes(tp: int, pp: int, version: tuple[int, ...] = (0, 19)) -> int:
+    """Non-torch memory growth during profiling (NCCL / custom all-reduce buffers)."""
+    table = NON_TORCH
+    if version < (0, 8):
+        table = NON_TORCH_V0
+    elif version < (0, 19):
+        table = NON_TORCH_BEFORE_0_19
     if tp > 1:
-        return round(NON_TORCH_TP)
+        return round(table[1])
     if pp > 1:
-        return round(NON_TORCH_PP_ONLY)
-    return round(NON_TORCH_TP1)
+        return round(table[2])
+    return round(table[0])
 
 
 def cudagraph_bytes(spec: ModelSpec, *, tp: int, layers_on_gpu: int) -> int:
@@ -91,6 +109,7 @@ def overheads(
     max_num_batched_tokens: int,
     max_num_seqs: int,
     cudagraphs: bool,
+    version: tuple[int, ...] = (0, 19),
 ) -> Overheads:
     return Overheads(
         activation=activation_bytes(
@@ -99,6 +118,6 @@ def overheads(
             max_num_seqs=max_num_seqs,
             last_stage=stage == pp - 1,
         ),
-        non_torch=non_torch_bytes(tp, pp),
+        non_torch=non_torch_bytes(tp, pp, version),
         cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu) if cudagraphs else 0,
     )

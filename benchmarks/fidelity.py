@@ -1,0 +1,367 @@
+"""Replay every calibration log through kvlint and report how close its engine accounting comes.
+
+    python benchmarks/fidelity.py            # per case and in total
+    python benchmarks/fidelity.py --fit      # also refit the overhead constants and print them
+
+Reads ``../shared/fixtures/engine-logs/engine_logs.jsonl`` (real start-up logs with the settings
+that produced them; see its README). For each case it builds a Deployment from the logged
+settings, resolves the model through kvlint's catalog (else the shared ``hf-configs`` fixture),
+and compares:
+
+* available KV memory predicted from the GPU, settings and model alone, per GPU;
+* ``GPU KV cache size`` tokens and ``Maximum concurrency`` predicted from the logged available
+  memory (passed as ``kv_cache_memory_bytes``, so only the paging is tested);
+* whether the engine refuses to start, for cases that log an error.
+
+``--fit`` fits the activation-peak, non-torch and CUDA-graph constants of
+``kvlint/arith/engines/vllm_memory.py`` on the memory-breakdown cases (the ones logging
+``activation_peak_gib``) and prints each constant with the cases that set it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kvlint.arith.engines import estimate  # noqa: E402
+from kvlint.arith.engines.base import EngineEstimate  # noqa: E402
+from kvlint.arith.gpus import lookup_gpu  # noqa: E402
+from kvlint.arith.units import GiB  # noqa: E402
+from kvlint.deploy.model import Deployment  # noqa: E402
+from kvlint.deploy.model import Sourced  # noqa: E402
+from kvlint.finding import Span  # noqa: E402
+from kvlint.model.spec import ModelSpec  # noqa: E402
+
+LOGS = REPO.parent / "shared" / "fixtures" / "engine-logs" / "engine_logs.jsonl"
+HF_CONFIGS = REPO.parent / "shared" / "fixtures" / "hf-configs"
+SPAN = Span("engine_logs.jsonl", 1, 1)
+
+# Log lines only the V0 engine prints: such a case is replayed as a V0 release.
+_V0_MARKERS = ("worker.py:267]", "executor_base.py", "model_runner.py:11", "# cuda blocks")
+
+
+def load_cases(path: Path = LOGS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def resolve_model(case: dict[str, Any]) -> ModelSpec | None:
+    """The case's model through the catalog, else the matching shared config fixture."""
+    ref = str(case.get("model") or "").split(" (")[0].strip()
+    if not ref:
+        return None
+    try:
+        from kvlint.model.catalog import lookup
+
+        spec = lookup(ref)
+        if spec is not None:
+            return spec
+    except Exception:  # the catalog may be absent in a partial checkout
+        pass
+    candidate = HF_CONFIGS / (ref.replace("/", "__") + ".json")
+    if candidate.exists():
+        from kvlint.model.hf import load_config_file
+
+        return load_config_file(candidate)
+    return None
+
+
+def _version(case: dict[str, Any]) -> str | None:
+    version = case.get("engine_version")
+    quotes = " ".join(case.get("quotes") or [])
+    if version is None and any(marker in quotes for marker in _V0_MARKERS):
+        return "0.7.3"  # the log shows the V0 engine
+    return str(version) if version else None
+
+
+def _kv_dtype(case: dict[str, Any]) -> tuple[str | None, str | None]:
+    raw = case.get("kv_cache_dtype")
+    if not raw:
+        return None, None
+    if raw.startswith("k="):
+        parts = dict(item.split("=") for item in raw.split(","))
+        return parts.get("k"), parts.get("v")
+    return str(raw), None
+
+
+def _quant(case: dict[str, Any]) -> str | None:
+    raw = case.get("quantization")
+    if not raw:
+        return None
+    word = str(raw).split(" ")[0].lower()
+    return None if word in ("gguf", "none") else word
+
+
+def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployment:
+    """The logged settings as a Deployment (``kv_bytes`` pins the available memory)."""
+
+    def s(value: Any) -> Any:
+        return None if value is None else Sourced(value, SPAN)
+
+    k, v = _kv_dtype(case)
+    dep = Deployment(
+        path="engine_logs.jsonl",
+        span=SPAN,
+        name=case["id"],
+        carrier="log",
+        engine=Sourced(case["engine"], SPAN),
+    )
+    dep.engine_version = s(_version(case))
+    dep.gpu = s(case.get("gpu"))
+    dep.gpu_count = s(case.get("gpu_count"))
+    dep.tensor_parallel_size = s(case.get("tensor_parallel_size"))
+    dep.pipeline_parallel_size = s(case.get("pipeline_parallel_size"))
+    dep.memory_fraction = s(case.get("gpu_memory_utilization"))
+    dep.max_model_len = s(case.get("max_model_len"))
+    dep.max_num_seqs = s(case.get("max_num_seqs"))
+    dep.max_num_batched_tokens = s(case.get("max_num_batched_tokens"))
+    dep.kv_cache_dtype = s(k)
+    dep.kv_cache_dtype_v = s(v)
+    dep.quantization = s(_quant(case))
+    dep.block_size = s(case.get("block_size"))
+    dep.enforce_eager = s(case.get("enforce_eager"))
+    dep.kv_cache_memory_bytes = s(kv_bytes)
+    dep.dtype = s(_model_dtype(case))
+    return dep
+
+
+def _model_dtype(case: dict[str, Any]) -> str | None:
+    """The dtype the log's engine config line shows (``dtype=torch.float32``)."""
+    text = " ".join([*(case.get("quotes") or []), str(case.get("notes") or "")])
+    match = re.search(r"dtype=torch\.(float32|float16|bfloat16)", text)
+    return match.group(1) if match else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+@dataclass
+class Replay:
+    """One case replayed: kvlint's figures beside the logged ones (None when not comparable)."""
+
+    case: dict[str, Any]
+    spec: ModelSpec | None
+    free: EngineEstimate | None  # from GPU, settings and model
+    pinned: EngineEstimate | None  # from the logged available memory
+
+    @property
+    def logged(self) -> dict[str, Any]:
+        return dict(self.case["logged"])
+
+    def avail_error(self) -> float | None:
+        logged = _number(self.logged.get("available_kv_gib"))
+        if self.free is None or self.free.available_kv_bytes is None or not logged:
+            return None
+        if self.case["engine"] != "vllm" or logged <= 0:
+            return None
+        return (self.free.available_kv_bytes / GiB - logged) / logged
+
+    def tokens_error(self) -> float | None:
+        logged = _number(self.logged.get("kv_cache_tokens"))
+        if self.pinned is None or not logged or self.pinned.kv_cache_tokens is None:
+            return None
+        return (self.pinned.kv_cache_tokens - logged) / logged
+
+    def concurrency_error(self) -> float | None:
+        logged = _number(self.logged.get("max_concurrency"))
+        if self.pinned is None or not logged or self.pinned.max_concurrency is None:
+            return None
+        return (self.pinned.max_concurrency - logged) / logged
+
+    def verdict(self) -> tuple[bool, bool] | None:
+        """(predicted refusal, logged refusal) for cases that log an error."""
+        if not self.logged.get("error") or self.free is None or self.free.fits is None:
+            return None
+        return (not self.free.fits, True)
+
+
+def replay(case: dict[str, Any]) -> Replay:
+    spec = resolve_model(case)
+    if spec is None:
+        return Replay(case, None, None, None)
+    gpu = lookup_gpu(str(case.get("gpu") or ""))
+    free = estimate(deployment(case), spec, gpu)
+    pinned = None
+    avail = case["logged"].get("available_kv_gib")
+    if avail and avail > 0:
+        pinned = estimate(deployment(case, kv_bytes=round(avail * GiB)), spec, gpu)
+    return Replay(case, spec, free, pinned)
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{value * 100:+.2f}%"
+
+
+def report(replays: list[Replay]) -> None:
+    print(f"{'case':58} {'eng':8} {'avail':>9} {'tokens':>9} {'conc':>9} verdict")
+    for r in replays:
+        verdict = r.verdict()
+        shown = "" if verdict is None else ("right" if verdict[0] == verdict[1] else "WRONG")
+        model = "" if r.spec is not None else "  (model not resolved)"
+        print(
+            f"{r.case['id'][:58]:58} {r.case['engine']:8} {_pct(r.avail_error()):>9} "
+            f"{_pct(r.tokens_error()):>9} {_pct(r.concurrency_error()):>9} {shown}{model}"
+        )
+    avail = [abs(e) for r in replays if (e := r.avail_error()) is not None]
+    tokens = [abs(e) for r in replays if (e := r.tokens_error()) is not None]
+    conc = [abs(e) for r in replays if (e := r.concurrency_error()) is not None]
+    verdicts = [v for r in replays if (v := r.verdict()) is not None]
+    resolved = sum(1 for r in replays if r.spec is not None)
+    print()
+    print(f"cases: {len(replays)}, model resolved: {resolved}")
+    if avail:
+        within = sum(1 for e in avail if e <= 0.10)
+        print(
+            f"available KV memory (GPU + settings + model): {len(avail)} cases, "
+            f"{within} within 10% ({within / len(avail):.0%}), median |error| "
+            f"{statistics.median(avail):.2%}, max {max(avail):.2%}"
+        )
+    if tokens:
+        within1 = sum(1 for e in tokens if e <= 0.01)
+        within2 = sum(1 for e in tokens if e <= 0.02)
+        print(
+            f"KV cache tokens (given the logged memory): {len(tokens)} cases, {within1} within 1%, "
+            f"{within2} within 2%, median |error| {statistics.median(tokens):.3%}, "
+            f"max {max(tokens):.2%}"
+        )
+    if conc:
+        within = sum(1 for e in conc if e <= 0.01)
+        print(
+            f"max concurrency (given the logged memory): {len(conc)} cases, {within} within 1%, "
+            f"median |error| {statistics.median(conc):.3%}, max {max(conc):.2%}"
+        )
+    if verdicts:
+        right = sum(1 for predicted, logged in verdicts if predicted == logged)
+        print(f"start / refuse verdict (cases logging an error): {right}/{len(verdicts)} right")
+
+
+def detail(replays: list[Replay]) -> None:
+    """Each memory term predicted beside the logged one (GiB, per GPU)."""
+    print(f"\n{'case':50} {'weights':>13} {'activation':>11} {'non-torch':>11} {'avail':>13}")
+    for r in replays:
+        e = r.free
+        if e is None or e.available_kv_bytes is None or r.case["engine"] != "vllm":
+            continue
+        lg = r.logged
+
+        def pair(pred: int | None, logged: float | None) -> str:
+            p = "-" if pred is None else f"{pred / GiB:.2f}"
+            q = "-" if logged is None else f"{logged:.2f}"
+            return f"{p}/{q}"
+
+        print(
+            f"{r.case['id'][:50]:50} {pair(e.weights_bytes, lg.get('weights_gib')):>13} "
+            f"{pair(e.activation_bytes, lg.get('activation_peak_gib')):>11} "
+            f"{pair(e.non_torch_bytes, lg.get('non_torch_gib')):>11} "
+            f"{pair(e.available_kv_bytes, lg.get('available_kv_gib')):>13}"
+        )
+
+
+def _least_squares(rows: list[tuple[float, float]], ys: list[float]) -> tuple[float, float]:
+    """y = a*x1 + b*x2 with no intercept (normal equations)."""
+    s11 = sum(x1 * x1 for x1, _ in rows)
+    s12 = sum(x1 * x2 for x1, x2 in rows)
+    s22 = sum(x2 * x2 for _, x2 in rows)
+    t1 = sum(x1 * y for (x1, _), y in zip(rows, ys, strict=True))
+    t2 = sum(x2 * y for (_, x2), y in zip(rows, ys, strict=True))
+    det = s11 * s22 - s12 * s12
+    return (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
+
+
+def fit(replays: list[Replay]) -> None:
+    """Fit the overhead constants on the memory-breakdown cases and print them."""
+    from kvlint.arith.weights import pp_layer_ranges
+
+    breakdown = [
+        r
+        for r in replays
+        if r.spec is not None
+        and r.logged.get("activation_peak_gib") is not None
+        and r.case.get("max_num_batched_tokens")
+    ]
+    # The sampler's bytes per logit: dense single-stage cases whose vocabulary is large enough
+    # for the logits to be the peak (>= 100k), as logged / (vocab x rows).
+    per_logit: list[tuple[str, float]] = []
+    # The forward pass's bytes per MLP activation: pipeline stage 0 (no sampler) and the 32k
+    # vocabularies, where the forward pass is the peak.
+    per_activation: list[tuple[str, float]] = []
+    for r in breakdown:
+        assert r.spec is not None
+        tokens = int(r.case["max_num_batched_tokens"])
+        seqs = int(r.case.get("max_num_seqs") or 256)
+        pp = int(r.case.get("pipeline_parallel_size") or 1)
+        peak = r.logged["activation_peak_gib"] * GiB
+        intermediate = r.spec.intermediate_size or 4 * r.spec.hidden_size
+        if pp > 1 or r.spec.vocab_size < 40_000:
+            per_activation.append((r.case["id"], peak / (intermediate * tokens)))
+        elif r.spec.vocab_size >= 100_000 and not r.spec.num_experts:
+            per_logit.append((r.case["id"], peak / (r.spec.vocab_size * min(seqs, tokens))))
+    print(f"\nactivation peak: {len(breakdown)} cases log it")
+    a = statistics.median(v for _, v in per_logit)
+    f = statistics.median(v for _, v in per_activation)
+    print(f"  ACT_BYTES_PER_LOGIT = {a:.2f} (median of {len(per_logit)} cases)")
+    print(f"  ACT_BYTES_PER_INTERMEDIATE_TOKEN = {f:.2f} (median of {len(per_activation)} cases:")
+    for case_id, value in per_activation:
+        print(f"    {case_id}: {value:.2f}")
+    print("  )")
+
+    groups: dict[str, list[float]] = {"tp1": [], "tp>1": [], "pp only": []}
+    for r in breakdown:
+        tp = int(r.case.get("tensor_parallel_size") or 1)
+        pp = int(r.case.get("pipeline_parallel_size") or 1)
+        key = "tp>1" if tp > 1 else ("pp only" if pp > 1 else "tp1")
+        if r.logged.get("non_torch_gib") is not None and r.case.get("engine_version"):
+            groups[key].append(r.logged["non_torch_gib"])
+    print("\nnon-torch (vLLM 0.19 'non-torch forward increase'), median per group:")
+    for key, values in groups.items():
+        if values:
+            print(f"  {key:8} {statistics.median(values):.2f} GiB over {len(values)} cases")
+
+    graph_rows: list[tuple[float, float]] = []
+    graph_ys: list[float] = []
+    for r in breakdown:
+        assert r.spec is not None
+        estimated = r.logged.get("cuda_graph_estimated_gib")
+        if estimated is None:
+            continue
+        tp = int(r.case.get("tensor_parallel_size") or 1)
+        pp = int(r.case.get("pipeline_parallel_size") or 1)
+        start, end = pp_layer_ranges(r.spec.num_layers, pp)[0]
+        width = r.spec.hidden_size * (end - start) / (tp**0.25) * 1024
+        graph_rows.append((1.0, width))
+        graph_ys.append(estimated * GiB)
+    if graph_rows:
+        base, per = _least_squares(graph_rows, graph_ys)
+        print(f"\nCUDA graphs (the 0.19 estimator's figure): {len(graph_rows)} cases")
+        print(f"  GRAPH_BASE = {base / GiB:.3f} GiB  GRAPH_BYTES_PER_HIDDEN_LAYER = {per:.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit the overhead constants")
+    parser.add_argument("--logs", type=Path, default=LOGS)
+    parser.add_argument("--detail", action="store_true", help="print each memory term")
+    args = parser.parse_args(argv)
+    if not args.logs.exists():
+        print(f"{args.logs} is absent: the calibration logs are not available", file=sys.stderr)
+        return 2
+    replays = [replay(case) for case in load_cases(args.logs)]
+    report(replays)
+    if args.detail:
+        detail(replays)
+    if args.fit:
+        fit(replays)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
