@@ -1,0 +1,202 @@
+"""``kvlint solve``: GPUs, max_model_len, max_num_seqs and the levers, for a model or a file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvlint.errors import KvlintError
+
+ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
+
+
+def _human_int(text: str) -> int:
+    from kvlint.arith.units import parse_human_int
+
+    try:
+        number = parse_human_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive count, got {text!r}")
+    return number
+
+
+def _fraction(text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.9, got {text!r}") from None
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
+    return number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target",
+        metavar="MODEL_OR_FILE",
+        help="a model (catalog id, hub id, config.json or directory) or a deployment file",
+    )
+    parser.add_argument("--gpu", help="GPU type, e.g. H100-80GB (overrides the file's)")
+    parser.add_argument("--engine", choices=ENGINES, help="serving engine (default: vllm)")
+    parser.add_argument("--engine-version", help="engine version to size as, e.g. 0.11.0")
+    parser.add_argument(
+        "--context", type=_human_int, help="target context per sequence: 128k = 128,000"
+    )
+    parser.add_argument(
+        "--max-model-len", type=_human_int, help="max_model_len (default: --context)"
+    )
+    parser.add_argument("--concurrency", type=_human_int, help="sequences served at once")
+    parser.add_argument("--kv-cache-dtype", help="cache dtype: auto, fp8, q8_0, ...")
+    parser.add_argument("--quantization", help="weight quantisation: fp8, awq, ...")
+    parser.add_argument(
+        "--gpu-memory-utilization",
+        type=_fraction,
+        help="memory fraction (vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI "
+        "cuda_memory_fraction)",
+    )
+    parser.add_argument("--tp", type=_human_int, help="tensor parallel size to answer for")
+    parser.add_argument("--pp", type=_human_int, help="pipeline parallel size to answer for")
+    parser.add_argument(
+        "--max-gpus", type=_human_int, default=64, help="search up to this many GPUs (64)"
+    )
+    parser.add_argument(
+        "--max-tp",
+        type=_human_int,
+        default=8,
+        help="largest TP to consider: the GPUs of one node (8)",
+    )
+    parser.add_argument(
+        "--any-layout",
+        action="store_true",
+        help="try every TP x PP the engine accepts, not only TP within a node and PP across",
+    )
+    parser.add_argument(
+        "--no-replicas",
+        action="store_true",
+        help="one replica only: no data-parallel copies in the GPU count",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--plot", metavar="FILE", help="write the chart as SVG to FILE")
+    parser.add_argument("--offline", action="store_true", help="never use the network")
+
+
+def _is_deployment_file(target: str) -> bool:
+    path = Path(target)
+    if not path.is_file():
+        return False
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return True
+    if path.suffix.lower() == ".json" and path.name != "config.json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        return isinstance(data, dict) and not ({"model_type", "architectures"} & set(data))
+    return False
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    max_len = args.max_model_len or args.context
+    return {
+        "engine_version": args.engine_version,
+        "gpu": args.gpu,
+        "max_model_len": max_len,
+        "kv_cache_dtype": args.kv_cache_dtype,
+        "quantization": args.quantization,
+        "memory_fraction": args.gpu_memory_utilization,
+    }
+
+
+def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
+    """(label, Deployment, ModelSpec) for each deployment to solve."""
+    from kvlint.model.resolve import resolve_model
+    from kvlint.solve.variants import cli_deployment
+    from kvlint.solve.variants import vary
+
+    overrides = {k: v for k, v in _overrides(args).items() if v is not None}
+    if not _is_deployment_file(args.target):
+        resolved = resolve_model(args.target, offline=args.offline)
+        dep = cli_deployment(engine=args.engine or "vllm", model=args.target, settings=overrides)
+        return [(resolved.spec.name, dep, resolved.spec)]
+
+    from kvlint.deploy.load import load_path
+
+    path = Path(args.target)
+    result = load_path(path, display=args.target)
+    for problem in result.problems:
+        if problem.code.startswith("KV9") and str(problem.severity) == "error":
+            raise KvlintError(problem.message, problem.span)
+    if not result.deployments:
+        raise KvlintError("no deployment found in the file", path=args.target)
+    jobs = []
+    for dep in result.deployments:
+        if args.engine:
+            overrides["engine"] = args.engine
+        dep = vary(dep, **overrides)
+        if dep.model is None:
+            raise KvlintError("the deployment names no model", dep.span)
+        resolved = resolve_model(dep.model.value, offline=args.offline, base_dir=path.parent)
+        jobs.append((f"{args.target}: {dep.name}", dep, resolved.spec))
+    return jobs
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvlint.arith.gpus import known_gpu_names
+    from kvlint.arith.gpus import lookup_gpu
+    from kvlint.solve.layout import Layout
+    from kvlint.solve.plan import solve
+
+    plans = []
+    for label, dep, spec in _jobs(args):
+        gpu_name = dep.gpu.value if dep.gpu is not None else None
+        if gpu_name is None:
+            raise KvlintError(f"{label}: no GPU named; pass --gpu (e.g. --gpu H100-80GB)")
+        gpu = lookup_gpu(str(gpu_name))
+        if gpu is None:
+            known = ", ".join(known_gpu_names()[:12])
+            raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
+        layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
+        plans.append(
+            solve(
+                dep,
+                spec,
+                gpu,
+                label=label,
+                context=args.context,
+                concurrency=args.concurrency,
+                layout=layout,
+                max_gpus=args.max_gpus,
+                max_tp=args.max_tp,
+                any_layout=args.any_layout,
+                replicas=not args.no_replicas,
+            )
+        )
+    if args.plot and plans and plans[0].chart is not None:
+        from kvlint.solve.plot import render_svg
+
+        try:
+            Path(args.plot).write_text(render_svg(plans[0].chart), encoding="utf-8")
+        except OSError as exc:
+            raise KvlintError(f"cannot write the chart: {exc.strerror}", path=args.plot) from None
+    if args.format == "json":
+        from kvlint.solve.render import plan_json
+
+        payload = [plan_json(plan) for plan in plans]
+        json.dump(payload[0] if len(payload) == 1 else payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    from kvlint.solve.render import render_plan
+
+    console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
+    for plan in plans:
+        for renderable in render_plan(plan):
+            console.print(renderable)
+        console.print()
+    return 0

@@ -1,0 +1,58 @@
+"""Planning answers: sequences admitted, longest context, GPUs and layout, levers, engines."""
+
+from __future__ import annotations
+
+from kvlint.deploy.model import Deployment
+from kvlint.model.spec import ModelSpec
+from kvlint.sizing import Sizing
+from kvlint.solve.capacity import LenAnswer
+from kvlint.solve.capacity import SeqsAnswer
+from kvlint.solve.capacity import admitted
+from kvlint.solve.capacity import max_model_len_at
+from kvlint.solve.capacity import max_num_seqs_at
+from kvlint.solve.compare import EngineRow
+from kvlint.solve.compare import engines_compare
+from kvlint.solve.fleet import GpuPlan
+from kvlint.solve.fleet import min_gpus
+from kvlint.solve.layout import Layout
+from kvlint.solve.levers import Lever
+from kvlint.solve.levers import levers
+
+__all__ = [
+    "EngineRow",
+    "GpuPlan",
+    "Layout",
+    "LenAnswer",
+    "Lever",
+    "SeqsAnswer",
+    "admitted",
+    "admitted_seqs",
+    "engines_compare",
+    "largest_max_model_len",
+    "levers",
+    "max_model_len_at",
+    "max_num_seqs_at",
+    "min_gpus",
+]
+
+
+def admitted_seqs(dep: Deployment, spec: ModelSpec, sizing: Sizing) -> int | None:
+    """Sequences of the deployment's ``max_model_len`` its engine holds at once: the most
+    ``max_num_seqs`` can usefully be (for KV301's fix title). None without engine numbers."""
+    if sizing.engine is None or sizing.engine.max_concurrency is None:
+        return None
+    return admitted(sizing.engine)
+
+
+def largest_max_model_len(
+    dep: Deployment, spec: ModelSpec, sizing: Sizing, *, concurrency: int = 1
+) -> int | None:
+    """The largest ``max_model_len`` at which ``concurrency`` sequences fit at once, searched up
+    to the deployment's own ``max_model_len`` (so at ``concurrency=1`` it is the figure vLLM's
+    refusal suggests: KV302's fix title). None without engine numbers or a GPU."""
+    if sizing.engine is None or sizing.engine.available_kv_bytes is None:
+        return None
+    answer = max_model_len_at(
+        dep, spec, sizing.gpu, concurrency=concurrency, limit=sizing.engine.max_model_len
+    )
+    return answer.max_model_len

@@ -1,0 +1,145 @@
+"""Sequences admitted at a context, and the longest context admitted at a concurrency."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.gpus import GpuSpec
+from kvlint.deploy.model import Deployment
+from kvlint.model.spec import ModelSpec
+from kvlint.solve.variants import Estimator
+from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import vary
+
+
+def admitted(est: EngineEstimate) -> int:
+    """Sequences of ``est.max_model_len`` tokens the engine holds at once (0 when it would
+    refuse to start).
+
+    vLLM prints ``num_blocks / blocks_per_request`` as its "Maximum concurrency", but block 0 of
+    the pool is the null block the scheduler never hands out (vllm/v1/core/block_pool.py), so
+    the scheduler's count is ``(num_blocks - 1) // blocks_per_request``: one fewer than the
+    printed figure at an exact multiple. Without the per-request blocks, the current line's
+    ``int(concurrency x max_model_len)`` tokens give the whole part of the unrounded figure;
+    otherwise the printed (2-decimal) figure's whole part.
+    """
+    if est.fits is False or not est.max_concurrency or est.max_concurrency <= 0:
+        return 0
+    if est.engine == "vllm" and est.num_blocks and est.blocks_per_request:
+        return max(0, (est.num_blocks - 1) // est.blocks_per_request)
+    if est.engine == "vllm" and _tokens_from_concurrency(est) and est.kv_cache_tokens:
+        return est.kv_cache_tokens // max(1, est.max_model_len)
+    return max(0, math.floor(est.max_concurrency + 1e-9))
+
+
+def _tokens_from_concurrency(est: EngineEstimate) -> bool:
+    """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
+    merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
+    from kvlint.arith.engines.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
+    from kvlint.arith.engines.defaults import parse_version
+
+    version = parse_version(est.version)
+    return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE
+
+
+@dataclass(frozen=True)
+class SeqsAnswer:
+    """``max_num_seqs`` the engine admits at ``max_model_len``."""
+
+    max_model_len: int
+    max_num_seqs: int
+    estimate: EngineEstimate
+
+
+@dataclass(frozen=True)
+class LenAnswer:
+    """The longest ``max_model_len`` at which ``concurrency`` sequences all fit.
+
+    ``limit`` is the top of the search (the model's own maximum unless told otherwise);
+    ``at_limit`` says the limit, not memory, stopped it. 0 when not even one token fits.
+    """
+
+    concurrency: int
+    max_model_len: int
+    limit: int
+    estimate: EngineEstimate | None  # at the answer (None when it is 0)
+
+    @property
+    def at_limit(self) -> bool:
+        return self.max_model_len >= self.limit
+
+
+def max_num_seqs_at(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    *,
+    max_model_len: int | None = None,
+    estimator: Estimator | None = None,
+) -> SeqsAnswer:
+    """The largest ``max_num_seqs`` whose every sequence can reach ``max_model_len`` tokens at
+    once (the deployment's own ``max_model_len`` when not given)."""
+    estimate = estimator or default_estimator()
+    if max_model_len is not None:
+        dep = vary(dep, max_model_len=max_model_len)
+    est = estimate(dep, spec, gpu)
+    return SeqsAnswer(est.max_model_len, admitted(est), est)
+
+
+def model_max_len(
+    dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None, estimator: Estimator | None = None
+) -> int:
+    """The engine's own maximum context for the model (what it uses when max_model_len is unset)."""
+    estimate = estimator or default_estimator()
+    return estimate(vary(dep, max_model_len=None), spec, gpu).max_model_len
+
+
+def max_model_len_at(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    *,
+    concurrency: int = 1,
+    limit: int | None = None,
+    estimator: Estimator | None = None,
+) -> LenAnswer:
+    """The largest ``max_model_len`` in ``[1, limit]`` at which ``concurrency`` sequences of that
+    length fit at once.
+
+    A binary search, as vLLM's own ``estimate_max_model_len`` does (vllm/v1/core/
+    kv_cache_utils.py) over ``[1, max_model_len]`` when one request does not fit; at
+    ``concurrency=1`` with ``limit`` the deployment's ``max_model_len`` it returns the length
+    vLLM's error message suggests. ``limit`` defaults to the model's own maximum context.
+    """
+    estimate = estimator or default_estimator()
+    top = limit if limit is not None else model_max_len(dep, spec, gpu, estimate)
+    need = max(1, concurrency)
+    cache: dict[int, EngineEstimate] = {}
+
+    def at(length: int) -> EngineEstimate:
+        if length not in cache:
+            cache[length] = estimate(vary(dep, max_model_len=length), spec, gpu)
+        return cache[length]
+
+    def fits(length: int) -> bool:
+        est = at(length)
+        if need == 1 and est.fits is not None:
+            # One sequence: the engine's own start-up verdict, so the answer is the length its
+            # error message would suggest (0.11 checks without the null block, 0.33 with it).
+            return est.fits
+        return admitted(est) >= need
+
+    if top < 1 or not fits(1):
+        return LenAnswer(need, 0, top, None)
+    if fits(top):
+        return LenAnswer(need, top, top, at(top))
+    low, high = 1, top  # fits(low), not fits(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid
+    return LenAnswer(need, low, top, at(low))

@@ -1,0 +1,191 @@
+"""Every planning answer for one deployment at once: what ``kvlint solve`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+
+from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.gpus import GpuSpec
+from kvlint.deploy.model import Deployment
+from kvlint.model.spec import ModelSpec
+from kvlint.solve.capacity import LenAnswer
+from kvlint.solve.capacity import SeqsAnswer
+from kvlint.solve.capacity import max_model_len_at
+from kvlint.solve.capacity import max_num_seqs_at
+from kvlint.solve.capacity import model_max_len
+from kvlint.solve.compare import EngineRow
+from kvlint.solve.compare import engines_compare
+from kvlint.solve.curve import kv_chart
+from kvlint.solve.fleet import DEFAULT_MAX_GPUS
+from kvlint.solve.fleet import DEFAULT_MAX_TP
+from kvlint.solve.fleet import GpuPlan
+from kvlint.solve.fleet import min_gpus
+from kvlint.solve.layout import Layout
+from kvlint.solve.levers import Lever
+from kvlint.solve.levers import levers
+from kvlint.solve.plot import Chart
+from kvlint.solve.variants import Estimator
+from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import value
+from kvlint.solve.variants import vary
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The answers for one deployment. ``layout`` is the replica the per-layout answers are
+    for (the deployment's own, the one asked for, or the smallest that holds one sequence)."""
+
+    label: str
+    spec: ModelSpec
+    gpu: GpuSpec
+    context: int
+    concurrency: int
+    model_limit: int  # the model's own maximum context as the engine derives it
+    layout: Layout
+    layout_reason: str
+    base: EngineEstimate  # the deployment on ``layout`` at ``context``
+    seqs: SeqsAnswer  # max_num_seqs at ``context`` on ``layout``
+    length: LenAnswer  # max_model_len at ``concurrency`` on ``layout``
+    gpus: GpuPlan  # GPUs for ``concurrency`` x ``context``
+    levers: list[Lever] = field(default_factory=list)
+    engines: list[EngineRow] = field(default_factory=list)
+    chart: Chart | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _own_layout(dep: Deployment) -> Layout | None:
+    tp, pp = value(dep.tensor_parallel_size), value(dep.pipeline_parallel_size)
+    if tp is None and pp is None:
+        return None
+    return Layout(int(tp or 1), int(pp or 1))
+
+
+def solve(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    label: str,
+    context: int | None = None,
+    concurrency: int | None = None,
+    layout: Layout | None = None,
+    max_gpus: int = DEFAULT_MAX_GPUS,
+    max_tp: int | None = DEFAULT_MAX_TP,
+    any_layout: bool = False,
+    replicas: bool = True,
+    with_levers: bool = True,
+    with_engines: bool = True,
+    estimator: Estimator | None = None,
+) -> Plan:
+    """Answer the planning questions for ``dep``. ``context`` defaults to the deployment's
+    ``max_model_len`` (then its plan's claimed context, then the model's maximum);
+    ``concurrency`` to the plan's claimed concurrency, then ``max_num_seqs`` as written, then 1.
+    """
+    estimate = estimator or default_estimator()
+    notes: list[str] = []
+    limit = model_max_len(dep, spec, gpu, estimate)
+    if context is None:
+        context = value(dep.max_model_len) or value(dep.claims.context) or limit
+    if concurrency is None:
+        written = dep.max_num_seqs if dep.max_num_seqs and not dep.max_num_seqs.default else None
+        concurrency = value(dep.claims.concurrency) or value(written) or 1
+    assert context is not None and concurrency is not None
+    if context > limit:
+        notes.append(
+            f"{context:,} tokens is beyond the model's {limit:,}: the engine refuses it "
+            "without an override (VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
+        )
+
+    gpus = min_gpus(
+        dep,
+        spec,
+        gpu,
+        context=context,
+        concurrency=concurrency,
+        max_gpus=max_gpus,
+        max_tp=max_tp,
+        any_layout=any_layout,
+        replicas=replicas,
+        estimator=estimate,
+    )
+    if layout is not None:
+        reason = "as asked"
+    elif (own := _own_layout(dep)) is not None:
+        layout, reason = own, "the deployment's own"
+    else:
+        one = min_gpus(
+            dep,
+            spec,
+            gpu,
+            context=context,
+            concurrency=1,
+            max_gpus=max_gpus,
+            max_tp=max_tp,
+            any_layout=any_layout,
+            replicas=False,
+            estimator=estimate,
+        )
+        if one.layout is not None:
+            layout, reason = one.layout, "the smallest that holds the weights and one sequence"
+        else:
+            layout, reason = Layout(), f"nothing within {max_gpus} GPUs holds one sequence"
+    placed = vary(
+        dep,
+        tensor_parallel_size=layout.tp,
+        pipeline_parallel_size=layout.pp,
+        gpu_count=layout.gpus_per_replica,
+    )
+    seqs = max_num_seqs_at(placed, spec, gpu, max_model_len=context, estimator=estimate)
+    length = max_model_len_at(
+        placed, spec, gpu, concurrency=concurrency, limit=limit, estimator=estimate
+    )
+    lever_rows = (
+        levers(
+            placed,
+            spec,
+            gpu,
+            context=context,
+            concurrency=concurrency,
+            layout=layout,
+            max_gpus=max_gpus,
+            max_tp=max_tp,
+            any_layout=any_layout,
+            estimator=estimate,
+        )
+        if with_levers
+        else []
+    )
+    engine_rows = (
+        engines_compare(placed, spec, gpu, context=context, layout=layout, estimator=estimate)
+        if with_engines
+        else []
+    )
+    chart = kv_chart(
+        placed,
+        spec,
+        gpu,
+        layout=layout,
+        context=context,
+        concurrency=concurrency,
+        limit=limit,
+        estimator=estimate,
+    )
+    return Plan(
+        label=label,
+        spec=spec,
+        gpu=gpu,
+        context=context,
+        concurrency=concurrency,
+        model_limit=limit,
+        layout=layout,
+        layout_reason=reason,
+        base=seqs.estimate,
+        seqs=seqs,
+        length=length,
+        gpus=gpus,
+        levers=lever_rows,
+        engines=engine_rows,
+        chart=chart,
+        notes=tuple(notes),
+    )

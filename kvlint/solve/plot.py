@@ -1,0 +1,219 @@
+"""A small line chart drawn two ways without a plotting library: terminal text and SVG."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from kvlint.arith.units import format_binary
+
+
+@dataclass(frozen=True)
+class Series:
+    """A curve (``points`` ascending in x) or, with one point, a horizontal line at its y."""
+
+    label: str
+    points: tuple[tuple[float, float], ...]
+    mark: str = "*"  # the terminal character
+    color: str = "#1f77b4"  # the SVG stroke
+    dashed: bool = False
+
+    @property
+    def horizontal(self) -> bool:
+        return len(self.points) == 1
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    marker_x: float | None = None  # a vertical rule (the target context)
+
+
+def format_tokens_short(n: float) -> str:
+    """131072 -> '128K', 128000 -> '128k', 1500 -> '1.5k' (K = 1,024 and k = 1,000, as
+    vLLM's human-readable ints read them)."""
+    value = round(n)
+    if value >= 1024 and value % 1024 == 0:
+        return f"{value // 1024}K"
+    if value >= 1000:
+        return f"{value / 1000:.4g}k"
+    return str(value)
+
+
+def _bounds(chart: Chart) -> tuple[float, float, float]:
+    xs = [x for s in chart.series if not s.horizontal for x, _ in s.points]
+    ys = [y for s in chart.series for _, y in s.points]
+    x_max = max(xs, default=1.0) or 1.0
+    y_max = max(ys, default=1.0) or 1.0
+    return 0.0, x_max, y_max * 1.08
+
+
+def _at(points: tuple[tuple[float, float], ...], x: float) -> float:
+    """Linear interpolation of a curve at ``x`` (points ascending in x)."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if x <= x1:
+            if x1 == x0:
+                return y1
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return points[-1][1]
+
+
+def render_text(
+    chart: Chart,
+    *,
+    width: int = 56,
+    height: int = 12,
+    y_format: Callable[[float], str] = format_binary,
+    x_format: Callable[[float], str] = format_tokens_short,
+) -> str:
+    """The chart as plain lines of text: a y axis with three labels, the curves as their
+    marks, horizontal lines drawn across, a legend below."""
+    x_min, x_max, y_max = _bounds(chart)
+    grid = [[" "] * width for _ in range(height)]
+
+    def row_of(y: float) -> int:
+        return height - 1 - min(height - 1, max(0, round(y / y_max * (height - 1))))
+
+    for series in chart.series:
+        if series.horizontal:
+            row = row_of(series.points[0][1])
+            for col in range(width):
+                if grid[row][col] == " ":
+                    grid[row][col] = series.mark
+            continue
+    for series in chart.series:
+        if series.horizontal:
+            continue
+        for col in range(width):
+            x = x_min + (x_max - x_min) * col / (width - 1)
+            grid[row_of(_at(series.points, x))][col] = series.mark
+    if chart.marker_x is not None and x_max > 0:
+        col = min(width - 1, round(chart.marker_x / x_max * (width - 1)))
+        for row in range(height):
+            if grid[row][col] == " ":
+                grid[row][col] = "|"
+    labels = {0: y_format(y_max), height // 2: y_format(y_max / 2), height - 1: y_format(0)}
+    pad = max(len(text) for text in labels.values())
+    lines = [chart.title]
+    for row in range(height):
+        lines.append(f"{labels.get(row, ''):>{pad}} ┤{''.join(grid[row])}")
+    lines.append(" " * pad + " └" + "─" * width)
+    left, middle, right = x_format(0), x_format(x_max / 2), x_format(x_max)
+    axis = [" "] * width
+    placed = ((left, 0), (middle, width // 2 - len(middle) // 2), (right, width - len(right)))
+    for text, col in placed:
+        for i, char in enumerate(text):
+            if 0 <= col + i < width:
+                axis[col + i] = char
+    lines.append(" " * (pad + 2) + "".join(axis))
+    lines.append(" " * (pad + 2) + chart.x_label)
+    lines.extend(f"  {s.mark} {s.label}" for s in chart.series)
+    return "\n".join(lines)
+
+
+def _nice_ticks(top: float, count: int = 5) -> list[float]:
+    if top <= 0:
+        return [0.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = min((m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw), default=raw)
+    ticks = [0.0]
+    while ticks[-1] + step <= top * 1.0001:
+        ticks.append(ticks[-1] + step)
+    return ticks
+
+
+def render_svg(
+    chart: Chart,
+    *,
+    width: int = 640,
+    height: int = 360,
+    y_format: Callable[[float], str] = format_binary,
+    x_format: Callable[[float], str] = format_tokens_short,
+) -> str:
+    """The chart as a standalone SVG document (no scripts, no external references)."""
+    left, right, top, bottom = 84, 20, 36, 64
+    plot_w, plot_h = width - left - right, height - top - bottom
+    _, x_max, y_max = _bounds(chart)
+
+    def sx(x: float) -> float:
+        return left + plot_w * (x / x_max if x_max else 0)
+
+    def sy(y: float) -> float:
+        return top + plot_h * (1 - (y / y_max if y_max else 0))
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f"<title>{escape(chart.title)}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2:.1f}" y="20" text-anchor="middle" font-size="13">'
+        f"{escape(chart.title)}</text>",
+    ]
+    for tick in _nice_ticks(y_max):
+        y = sy(tick)
+        out.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#e5e5e5"/>'
+        )
+        label = escape(y_format(tick))
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{label}</text>')
+    x_ticks = [x_max * i / 4 for i in range(5)]
+    for tick in x_ticks:
+        x = sx(tick)
+        out.append(
+            f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
+            f"{escape(x_format(tick))}</text>"
+        )
+    out.append(
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="black"/>'
+    )
+    out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="black"/>')
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 28}" text-anchor="middle">'
+        f"{escape(chart.x_label)}</text>"
+    )
+    out.append(
+        f'<text x="16" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {top + plot_h / 2:.1f})">{escape(chart.y_label)}</text>'
+    )
+    if chart.marker_x is not None:
+        x = sx(chart.marker_x)
+        out.append(
+            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#999" '
+            'stroke-dasharray="2 3"/>'
+        )
+    for series in chart.series:
+        dash = ' stroke-dasharray="6 4"' if series.dashed else ""
+        if series.horizontal:
+            y = sy(series.points[0][1])
+            out.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+                f'stroke="{series.color}" stroke-width="2"{dash}/>'
+            )
+            continue
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in series.points)
+        out.append(
+            f'<polyline points="{path}" fill="none" stroke="{series.color}" '
+            f'stroke-width="2"{dash}/>'
+        )
+    legend_x = left
+    for series in chart.series:
+        dash = ' stroke-dasharray="6 4"' if series.dashed else ""
+        y = height - 10
+        out.append(
+            f'<line x1="{legend_x}" y1="{y - 4}" x2="{legend_x + 18}" y2="{y - 4}" '
+            f'stroke="{series.color}" stroke-width="2"{dash}/>'
+        )
+        out.append(f'<text x="{legend_x + 22}" y="{y}">{escape(series.label)}</text>')
+        legend_x += 28 + 6 * len(series.label)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
