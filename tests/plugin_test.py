@@ -1,0 +1,98 @@
+"""The example third-party plugin, installed with pip into a temporary folder: its rule loads and
+runs; a plugin that fails to import is isolated and named; a clashing code is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.shared import REPO
+
+EXAMPLE = REPO / "examples" / "kvlint-plugin-example"
+
+
+def _dist_info(target: Path, name: str, entry_point: str) -> None:
+    """A hand-made installed distribution: just enough metadata for importlib.metadata."""
+    info = target / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[kvlint.rules]\n{entry_point}\n")
+
+
+CLASH = """
+from kvlint.finding import Severity
+from kvlint_rules.unknown_engine_flag import UnknownEngineFlag
+
+
+class Clash(UnknownEngineFlag):
+    code = "KV501"
+    name = "clashing-rule"
+    severity = Severity.ERROR
+
+
+def get_rules():
+    return [Clash]
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example installed by pip (from a copy: a build writes nothing into the repository),
+    plus a plugin that cannot be imported and one whose rule reuses a built-in code."""
+    root = tmp_path_factory.mktemp("plugins")
+    source = root / "src"
+    shutil.copytree(EXAMPLE, source)
+    target = root / "site"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "-q"]
+    subprocess.run(
+        [*pip, "--no-index", "--no-deps", "--target", str(target), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    _dist_info(target, "kvlint-plugin-broken", "broken = kvlint_plugin_not_there")
+    _dist_info(target, "kvlint-plugin-clash", "clash = kvlint_plugin_clash")
+    (target / "kvlint_plugin_clash.py").write_text(CLASH)
+    return target
+
+
+def kvlint(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    env.pop("GITHUB_ACTIONS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "kvlint", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_plugin_rule_is_listed_and_failures_are_isolated(site: Path) -> None:
+    result = kvlint(site, "rules", "--format", "json")
+    assert result.returncode == 0
+    rules = {rule["code"]: rule for rule in json.loads(result.stdout)}
+    assert rules["ACME001"]["package"] == "kvlint-plugin-example"
+    assert rules["ACME001"]["name"] == "memory-fraction-above-policy"
+    assert rules["KV501"]["name"] == "unknown-engine-flag"  # the built-in kept its code
+    assert result.stderr.splitlines() == [
+        "kvlint: warning: plugin 'kvlint-plugin-broken' (broken = kvlint_plugin_not_there): "
+        "ModuleNotFoundError: No module named 'kvlint_plugin_not_there'",
+        "kvlint: warning: plugin 'kvlint-plugin-clash' (clash = kvlint_plugin_clash): "
+        "Clash: code KV501: the `KV` prefix is reserved for kvlint's built-in rules",
+    ]
+
+
+def test_plugin_rule_explain(site: Path) -> None:
+    result = kvlint(site, "explain", "ACME001")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == (
+        "ACME001 memory-fraction-above-policy (severity: warning; engines: sglang, vllm; "
+        "fixable: no)"
+    )
