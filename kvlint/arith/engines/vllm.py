@@ -364,6 +364,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         available_kv_bytes=avail,
         bytes_per_token=bytes_per_token,
         num_blocks=num_blocks,
+        blocks_per_request=per_request,
         kv_cache_tokens=max(0, tokens),
         max_concurrency=round(concurrency, 2),
         fits=fits,
