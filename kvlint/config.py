@@ -14,6 +14,7 @@ from typing import Literal
 
 import pydantic
 from pydantic import ConfigDict
+from pydantic import Field
 
 from kvlint.errors import KvlintError
 from kvlint.finding import Severity
@@ -37,15 +38,47 @@ class Config(pydantic.BaseModel):
 
     model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True)
 
-    select: list[str] | None = None
-    ignore: list[str] = []
-    extend_select: list[str] = []
-    per_file_ignores: dict[str, list[str]] = {}
-    severity: dict[str, SeverityName] = {}  # rule code or name -> severity
-    rules: dict[str, dict[str, Any]] = {}  # rule code or name -> its Options
-    engine_version: str | dict[str, str] | None = None  # one version, or engine -> version
-    gpu: str | None = None  # for files that name no GPU
-    fail_on: SeverityName = "warning"
+    select: list[str] | None = Field(
+        default=None,
+        description="Rules to run: codes, prefixes (`KV3`), names or `ALL`; default all",
+    )
+    ignore: list[str] = Field(default=[], description="Rules not to run; the longest prefix wins")
+    extend_select: list[str] = Field(default=[], description="Rules to add to `select`")
+    per_file_ignores: dict[str, list[str]] = Field(
+        default={},
+        description="Glob pattern (relative to this file) -> rules not to run on those files",
+    )
+    severity: dict[str, SeverityName] = Field(
+        default={}, description="Rule code or name -> the severity to report it at"
+    )
+    rules: dict[str, dict[str, Any]] = Field(
+        default={},
+        description="Rule code or name -> its options (`kvlint explain CODE` lists them)",
+    )
+    engine_version: str | dict[str, str] | None = Field(
+        default=None,
+        description="Engine version for files that give none: one for all, or per engine",
+    )
+    gpu: str | None = Field(
+        default=None, description="GPU for deployments that name none (`H100-80GB`)"
+    )
+    fail_on: SeverityName = Field(
+        default="warning", description="The lowest severity that makes `kvlint check` exit 1"
+    )
+
+
+SCHEMA_ID = "https://kvlint.dev/schemas/config.schema.json"
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of the config file (``schemas/config.schema.json`` is generated from it)."""
+    schema = Config.model_json_schema(by_alias=True)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        **schema,
+        "title": "kvlint configuration (.kvlint.yaml, or [tool.kvlint] in pyproject.toml)",
+    }
 
 
 @dataclass(frozen=True)

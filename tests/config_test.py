@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from kvlint.config import config_schema
 from kvlint.config import find_config
 from kvlint.config import load_config
 from kvlint.config import resolve
 from kvlint.errors import KvlintError
 from kvlint.finding import Severity
 from kvlint.registry import default_registry
+from testing.shared import REPO
 
 
 def write(path: Path, text: str) -> Path:
@@ -127,3 +131,21 @@ def test_bad_selector_in_config_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(KvlintError) as info:
         resolve(load_config(path), default_registry())
     assert f"unknown rule selector `max num seqs` in {path}" in str(info.value)
+
+
+def test_schema_file_is_current() -> None:
+    path = REPO / "schemas" / "config.schema.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == config_schema(), (
+        "schemas/config.schema.json is stale: regenerate it with "
+        "`python -c 'import json, kvlint.config as c; print(json.dumps(c.config_schema(), "
+        "indent=2))' > schemas/config.schema.json`"
+    )
+
+
+def test_schema_accepts_and_rejects_like_the_model() -> None:
+    validator = jsonschema.Draft202012Validator(config_schema())
+    good = {"select": ["KV"], "per-file-ignores": {"a/*": ["KV907"]}, "fail-on": "error"}
+    assert list(validator.iter_errors(good)) == []
+    assert [e.message for e in validator.iter_errors({"ignroe": []})] == [
+        "Additional properties are not allowed ('ignroe' was unexpected)"
+    ]
