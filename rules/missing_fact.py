@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 class MissingFact(InputProblemRule):
     """## What it does
-    Says, once per deployment, which facts the files do not give (most often the GPU type) and
-    so which checks could not run.
+    Says which facts the files do not give, and so which checks could not run. It is reported
+    once per deployment; the missing fact is most often the GPU type.
 
     ## Why is this bad?
     It is not a mistake in the file, which is why it is only an info finding: it never fails a

@@ -9,7 +9,8 @@ from ._input_problem import InputProblemRule
 
 class SchemaViolation(InputProblemRule):
     """## What it does
-    Checks a kvlint plan file against the plan's JSON Schema: required keys, types, known keys.
+    Checks a kvlint plan file against the plan's JSON Schema. Required keys, types and known
+    keys are all checked.
 
     ## Why is this bad?
     A plan kvlint cannot read as intended is a plan whose figures nobody checks: a misspelt key

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 class UnknownGpu(InputProblemRule):
     """## What it does
-    Reports a GPU name (a flag, a `nvidia.com/gpu.product` node selector, a plan's `gpu`) that
-    matches no GPU in kvlint's catalog.
+    Reports a GPU name that matches no GPU in kvlint's catalog. The name may come from a flag, a
+    `nvidia.com/gpu.product` node selector or a plan's `gpu`.
 
     ## Why is this bad?
     The capacity checks need the GPU's memory. With a name kvlint cannot place they cannot run,

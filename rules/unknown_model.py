@@ -9,8 +9,9 @@ from ._input_problem import InputProblemRule
 
 class UnknownModel(InputProblemRule):
     """## What it does
-    Reports a model reference that resolves to no `config.json`: not a local path, not in the
-    built-in catalog, not in the local Hugging Face cache (and, with `--offline`, not fetched).
+    Reports a model reference that resolves to no `config.json`. It is not a local path, not in
+    the built-in catalog, not in the local Hugging Face cache (and, with `--offline`, not
+    fetched).
 
     ## Why is this bad?
     Every capacity and context check needs the model's layers, heads and head size. Without them

@@ -9,9 +9,9 @@ from ._input_problem import InputProblemRule
 
 class UnreadableFile(InputProblemRule):
     """## What it does
-    Reports a file that cannot be read as YAML or JSON: a syntax error, an encoding that is not
-    UTF-8, binary content, merge-conflict markers, an unfilled template placeholder, or TAB
-    indentation.
+    Reports a file that cannot be read as YAML or JSON. The causes: a syntax error, an encoding
+    that is not UTF-8, binary content, merge-conflict markers, an unfilled template placeholder,
+    TAB indentation.
 
     ## Why is this bad?
     The tools that consume the file (kubectl, Helm, the engine's `--config`) fail on it too, and

@@ -9,8 +9,8 @@ from ._input_problem import InputProblemRule
 
 class UnrecognisedDocument(InputProblemRule):
     """## What it does
-    Reports, once, a document that kvlint recognises as none of the deployment formats it reads
-    (an engine config, a Kubernetes workload, Helm values, a compose file, a kvlint plan).
+    Reports a document that describes no deployment kvlint can read, once. kvlint reads engine
+    configs, Kubernetes workloads, Helm values, compose files and kvlint plans.
 
     ## Why is this bad?
     Silence would read as "checked and fine". When a file was meant to be checked, the warning

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 class UnusedSuppression(Rule):
     """## What it does
-    Reports a `# kvlint: disable=...` comment, a `# kvlint: disable-file` comment or a
-    `kvlint.dev/ignore` annotation that suppresses no finding, and a suppression naming a code
-    or name that no rule has.
+    Reports a suppression that suppresses no finding. That is a `# kvlint: disable=...` comment,
+    a `# kvlint: disable-file` comment or a `kvlint.dev/ignore` annotation that hides nothing,
+    or one that names a code or name no rule has.
 
     ## Why is this bad?
     A suppression outlives the problem it hid: after the setting is fixed, the stale comment
