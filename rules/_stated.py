@@ -1,0 +1,251 @@
+"""The figures a plan states, each matched against every way to compute it (KV101, KV102, KV201).
+
+One classification for the three rules, so a stated figure gets exactly one finding: the
+cancelled formula (KV101), the weights' precision taken for the cache's (KV201), or no correct
+computation at all (KV102).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kvlint.arith.dtypes import CacheDtype
+from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.arith.kv import CacheTypes
+from kvlint.arith.kv import KvSize
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.model.spec import ModelSpec
+from kvlint.sizing import Sizing
+
+# Weight formats by the bits a weight takes. None of them is a cache dtype in any engine.
+_WEIGHT_BITS = (
+    (re.compile(r"awq|gptq|marlin|int4|w4a|nf4|fp4|4bit|4-bit|bnb|bitsandbytes|q4_k|iq4_xs"), 4),
+    (re.compile(r"q5_k"), 5),
+    (re.compile(r"q6_k"), 6),
+    (re.compile(r"fp8|int8|w8a|8bit|8-bit|eetq|q8_0"), 8),
+)
+# Names that are weight formats and never a KV cache dtype: a cache set to one of these was
+# meant to follow the weights (KV201), whatever the engine says of it.
+_WEIGHT_ONLY = re.compile(
+    r"^(awq|awq_marlin|gptq|gptq_marlin|marlin|int4|int8|w4a16|w8a8|w8a16|nf4|bitsandbytes|"
+    r"bitsandbytes-nf4|gguf|exl2|squeezellm|compressed-tensors|4bit|8bit|"
+    r"q[2-6]_k(_[sml])?|iq[1-4]_[a-z]+)$"
+)
+
+
+class Kind(enum.Enum):
+    CORRECT = "correct"
+    CANCELLED = "cancelled"  # 2 x layers x d_model x bytes (KV101)
+    WEIGHT_QUANT = "weight-quant"  # the cache at the weights' precision (KV201)
+    MISMATCH = "mismatch"  # no correct computation (KV102)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One stated figure and what it matched."""
+
+    claim: str  # kv_per_token, kv_per_sequence, kv_pool_tokens, gpus_needed
+    stated: Sourced[int]
+    kind: Kind
+    correct: int  # the right figure at the deployment's cache dtype
+    matched: int  # the figure the stated one equals (the correct one for MISMATCH)
+    dtype: str  # the cache dtype behind ``matched``
+    context: int | None = None  # tokens per sequence, for per-sequence figures and GPU counts
+
+
+def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
+    """The weights' bits per value and the format's name, when the weights are quantised."""
+    names: list[str] = []
+    if spec.quantization is not None:
+        if spec.quantization.weight_bits:
+            return spec.quantization.weight_bits, spec.quantization.method.upper()
+        names.append(spec.quantization.method)
+    if dep.quantization is not None:
+        names.append(str(dep.quantization.value))
+    if dep.model is not None:
+        names.append(str(dep.model.value))
+    for text in names:
+        for pattern, bits in _WEIGHT_BITS:
+            found = pattern.search(text.lower())
+            if found:
+                return float(bits), found.group(0).upper()
+    return None
+
+
+def is_weight_format(value: str) -> bool:
+    return bool(_WEIGHT_ONLY.match(value.strip().lower()))
+
+
+def bits_dtype(bits: float, label: str) -> CacheDtype:
+    """A storage type of ``bits`` per value (4 bits: two values a byte)."""
+    values = 8 if bits < 8 else 1
+    return CacheDtype(label, values, round(bits * values / 8), quantised=bits < 16)
+
+
+def claimed_dtype(dep: Deployment, spec: ModelSpec) -> CacheDtype | None:
+    """The cache dtype a plan assumed, as a storage type (a weight format by its bits)."""
+    claim = dep.claims.kv_cache_dtype
+    if claim is None:
+        return None
+    text = str(claim.value)
+    if is_weight_format(text):
+        for pattern, bits in _WEIGHT_BITS:
+            if pattern.search(text.lower()):
+                return bits_dtype(bits, text)
+        return None
+    try:
+        return resolve_cache_dtype(text, spec.dtype)
+    except ValueError:
+        return None
+
+
+def at(kv: KvSize, dtype: CacheDtype) -> KvSize:
+    return KvSize(kv.spec, CacheTypes(k=dtype, v=dtype, state=kv.types.state))
+
+
+def _near(stated: float, figure: float, tolerance: float) -> bool:
+    return figure > 0 and abs(stated - figure) <= tolerance * figure
+
+
+def contexts(context: int) -> tuple[int, ...]:
+    """A context and its other reading: '32k' may mean 32,000 or 32,768 tokens."""
+    if context % 1024 == 0:
+        return (context, context // 1024 * 1000)
+    if context % 1000 == 0:
+        return (context, context // 1000 * 1024)
+    return (context,)
+
+
+def plan_context(dep: Deployment, sizing: Sizing) -> int | None:
+    """The context a plan's per-sequence figures are at: its claim, else max_model_len."""
+    if dep.claims.context is not None:
+        return dep.claims.context.value
+    if dep.max_model_len is not None:
+        return dep.max_model_len.value
+    if sizing.engine is not None:
+        return sizing.engine.max_model_len
+    return None
+
+
+def verdicts(
+    dep: Deployment, sizing: Sizing, tolerance: float = 0.05, pool_tolerance: float = 0.15
+) -> Iterator[Verdict]:
+    """Every stated figure of the plan, classified."""
+    kv = sizing.kv
+    if kv is None or sizing.spec is None:
+        return
+    actual = kv.types.k
+    weights = weight_bits(dep, sizing.spec)
+    claimed = claimed_dtype(dep, sizing.spec)
+    cancel_at = [actual] + ([claimed] if claimed is not None else [])
+    quant: list[CacheDtype] = []
+    if weights is not None and weights[0] < 16 and not actual.quantised:
+        quant.append(bits_dtype(weights[0], f"{weights[1]} {weights[0]:g}-bit"))
+        cancel_at.append(quant[0])
+    if claimed is not None and claimed.quantised and not actual.quantised and weights is not None:
+        quant.append(claimed)
+    # Figures that hold at the plan's own stated cache dtype answer to that claim (reported
+    # once, on the dtype), not each on its own.
+    consistent = [claimed] if claimed is not None and claimed != actual else []
+
+    per_token = dep.claims.kv_per_token
+    if per_token is not None:
+        yield _classify(
+            "kv_per_token",
+            per_token,
+            [(kv.per_token_bytes, actual.name)],
+            [(at(kv, d).cancelled_per_token_bytes, d.name) for d in cancel_at],
+            [(at(kv, d).per_token_bytes, d.name) for d in consistent],
+            [(at(kv, d).per_token_bytes, d.name) for d in quant],
+            tolerance,
+        )
+    per_seq = dep.claims.kv_per_sequence
+    context = plan_context(dep, sizing)
+    if per_seq is not None and context:
+        readings = contexts(context)
+        verdict = _classify(
+            "kv_per_sequence",
+            per_seq,
+            [(kv.per_sequence_bytes(c), actual.name) for c in readings],
+            [
+                (at(kv, d).cancelled_per_token_bytes * c, d.name)
+                for d in cancel_at
+                for c in readings
+            ],
+            [(at(kv, d).per_sequence_bytes(c), d.name) for d in consistent for c in readings],
+            [(at(kv, d).per_sequence_bytes(c), d.name) for d in quant for c in readings],
+            tolerance,
+        )
+        yield dataclasses.replace(verdict, context=context)
+    pool = dep.claims.kv_pool_tokens
+    engine = sizing.engine
+    if pool is not None and engine is not None and engine.kv_cache_tokens and kv.per_token_bytes:
+        tokens = [t for t in (engine.kv_cache_tokens, engine.first_principles_tokens) if t]
+        scale = kv.per_token_bytes
+        yield _classify(
+            "kv_pool_tokens",
+            pool,
+            [(t, actual.name) for t in tokens],
+            [
+                (t * scale // at(kv, d).cancelled_per_token_bytes, d.name)
+                for d in cancel_at
+                for t in tokens
+            ],
+            [(t * scale // at(kv, d).per_token_bytes, d.name) for d in consistent for t in tokens],
+            [(t * scale // at(kv, d).per_token_bytes, d.name) for d in quant for t in tokens],
+            pool_tolerance,
+        )
+    gpus = dep.claims.gpus_needed
+    if gpus is not None:
+        right = gpus_needed(dep, sizing, kv.per_token_bytes)
+        wrong = gpus_needed(dep, sizing, kv.cancelled_per_token_bytes)
+        if right is not None and wrong is not None and wrong != right and gpus.value == wrong:
+            yield Verdict("gpus_needed", gpus, Kind.CANCELLED, right, wrong, actual.name, context)
+
+
+def _classify(
+    claim: str,
+    stated: Sourced[int],
+    correct: list[tuple[int, str]],
+    cancelled: list[tuple[int, str]],
+    consistent: list[tuple[int, str]],
+    quant: list[tuple[int, str]],
+    tolerance: float,
+) -> Verdict:
+    value = stated.value
+    right = correct[0][0]
+    for figure, dtype in correct + consistent:
+        if _near(value, figure, tolerance):
+            return Verdict(claim, stated, Kind.CORRECT, right, figure, dtype)
+    for figure, dtype in cancelled:
+        if _near(value, figure, tolerance):
+            return Verdict(claim, stated, Kind.CANCELLED, right, figure, dtype)
+    for figure, dtype in quant:
+        if _near(value, figure, tolerance):
+            return Verdict(claim, stated, Kind.WEIGHT_QUANT, right, figure, dtype)
+    return Verdict(claim, stated, Kind.MISMATCH, right, right, correct[0][1])
+
+
+def gpus_needed(dep: Deployment, sizing: Sizing, per_token: int) -> int | None:
+    """GPUs that hold the weights plus the plan's concurrency at its context, at ``per_token``
+    bytes per token, each GPU filled to the engine's memory fraction."""
+    engine, gpu = sizing.engine, sizing.gpu
+    users = dep.claims.concurrency or dep.max_num_seqs
+    context = plan_context(dep, sizing)
+    if engine is None or gpu is None or users is None or not context:
+        return None
+    weights = sizing.spec.weight_bytes if sizing.spec is not None else None
+    if weights is None and engine.weights_bytes is not None:
+        tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
+        pp = dep.pipeline_parallel_size.value if dep.pipeline_parallel_size else 1
+        weights = engine.weights_bytes * tp * pp
+    if weights is None:
+        return None
+    usable = gpu.total_bytes * (engine.memory_fraction or 0.9)
+    return math.ceil((weights + users.value * context * per_token) / usable)

@@ -1,0 +1,163 @@
+"""KV102 stated-kv-mismatch: a stated KV figure that no correct computation gives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pydantic
+
+from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.deploy.model import Deployment
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+from kvlint.sizing import Sizing
+
+from . import _numbers as n
+from . import _stated
+
+
+class Options(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    tolerance: float = pydantic.Field(0.05, gt=0, lt=1)  # bytes figures: exact arithmetic
+    pool_tolerance: float = pydantic.Field(0.15, gt=0, lt=1)  # pool tokens: an estimate
+
+
+class StatedKvMismatch(Rule):
+    """## What it does
+    Checks every KV-cache figure a plan states (bytes per token, bytes per sequence, pool
+    tokens) against the model's real cache at the deployment's cache dtype, and reports a
+    figure more than 5% off (15% for pool tokens, which depend on the engine's overheads) that
+    no correct computation explains. Also reports a plan that assumed a cache dtype the
+    settings do not configure.
+
+    ## Why is this bad?
+    A capacity plan is only as good as its per-token figure: every GPU count, concurrency
+    target and context promise multiplies it. A figure copied from another model, a
+    calculator that ignores sliding windows, or a cache precision nobody configured gives a
+    plan that is wrong before anything is deployed.
+
+    ## Example
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: meta-llama/Llama-3.1-8B-Instruct
+    gpu: L4
+    settings:
+      max-model-len: 8192
+    claims:
+      kv_per_token: 64 KiB
+    ```
+
+    Use instead:
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: meta-llama/Llama-3.1-8B-Instruct
+    gpu: L4
+    settings:
+      max-model-len: 8192
+    claims:
+      kv_per_token: 128 KiB
+    ```
+
+    ## Fix safety
+    Replacing a stated bytes figure with the computed one is safe. A pool size is kvlint's
+    estimate of the engine's accounting, so that replacement is unsafe, as is setting a cache
+    dtype (it changes what the engine stores).
+
+    ## Options
+    - `tolerance` (default 0.05): how far a bytes figure may be from the computed one.
+    - `pool_tolerance` (default 0.15): the same for pool tokens.
+    """
+
+    code = "KV102"
+    name = "stated-kv-mismatch"
+    severity = Severity.WARNING
+    fix_availability = FixAvailability.SOMETIMES
+    Options = Options
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        spec, kv = sizing.spec, sizing.kv
+        if spec is None or kv is None:
+            return
+        opts = self.options
+        assert isinstance(opts, Options)
+        yield from self._dtype_claim(dep, sizing)
+        for v in _stated.verdicts(dep, sizing, opts.tolerance, opts.pool_tolerance):
+            if v.kind is not _stated.Kind.MISMATCH:
+                continue
+            raw = v.stated.raw
+            off = n.percent_off(v.stated.value, v.correct)
+            if v.claim == "kv_pool_tokens":
+                message = (
+                    f"`kv_pool_tokens` {n.count(v.stated.value)} matches no computation: "
+                    f"{n.engine_name(dep)}'s pool holds {n.count(v.correct)} tokens of "
+                    f"{n.model_name(spec)} at {v.dtype} (the stated is {off})"
+                )
+                fix = n.fix(
+                    f"Set `kv_pool_tokens` to {n.count(v.correct)}", v.stated, str(v.correct)
+                )
+            else:
+                where = "per token" if v.claim == "kv_per_token" else f"at {v.context} tokens"
+                message = (
+                    f"`{v.claim}` {n.like(raw, v.stated.value)} matches no computation: "
+                    f"{n.model_name(spec)} ({n.shape(spec)}) caches {n.like(raw, v.correct)} "
+                    f"{where} at {v.dtype} (the stated is {off})"
+                )
+                fix = n.safe_fix(
+                    f"Set `{v.claim}` to {n.like(raw, v.correct)}", v.stated, n.like(raw, v.correct)
+                )
+            numbers = (
+                (
+                    "stated",
+                    n.like(raw, v.stated.value)
+                    if v.claim != "kv_pool_tokens"
+                    else n.count(v.stated.value),
+                ),
+                (
+                    "computed",
+                    n.like(raw, v.correct) if v.claim != "kv_pool_tokens" else n.count(v.correct),
+                ),
+                ("per token", n.gib(kv.per_token_bytes)),
+                ("cache dtype", kv.types.label),
+                ("layers", n.shape(spec)),
+            )
+            yield Problem(v.stated.span, message, fix, numbers)
+
+    def _dtype_claim(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        """A plan that assumed a valid cache dtype its settings do not set (KV201 takes the
+        cases where the weights' format was taken for the cache's)."""
+        claim, spec, kv = dep.claims.kv_cache_dtype, sizing.spec, sizing.kv
+        if claim is None or spec is None or kv is None:
+            return
+        if _stated.is_weight_format(str(claim.value)):
+            return
+        try:
+            assumed = resolve_cache_dtype(str(claim.value), spec.dtype)
+        except ValueError:
+            return
+        actual = kv.types.k
+        if assumed.bits_per_value == actual.bits_per_value:
+            return
+        weights = _stated.weight_bits(dep, spec)
+        if assumed.quantised and not actual.quantised and weights is not None:
+            return  # KV201: the plan's cache follows the quantised weights
+        setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
+        right = kv.per_token_bytes
+        wrong = _stated.at(kv, assumed).per_token_bytes
+        message = (
+            f"the plan assumes `kv_cache_dtype` `{claim.value}` but "
+            f"{n.name(dep, 'kv_cache_dtype')} is `{setting}` ({actual.name}): the cache is "
+            f"{n.gib(right)} per token, not {n.gib(wrong)}"
+        )
+        fix = n.fix(f"Set `kv_cache_dtype: {claim.value}`", dep.kv_cache_dtype, str(claim.value))
+        numbers = (
+            ("assumed cache dtype", str(claim.value)),
+            ("configured cache dtype", f"{setting} ({actual.name})"),
+            ("per token, configured", n.gib(right)),
+            ("per token, assumed", n.gib(wrong)),
+        )
+        yield Problem(claim.span, message, fix, numbers)

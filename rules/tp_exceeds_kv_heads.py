@@ -1,0 +1,111 @@
+"""KV304 tp-exceeds-kv-heads: tensor parallelism that replicates KV heads or splits them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.arith.kv import layer_token_bytes
+from kvlint.deploy.model import Deployment
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+from kvlint.sizing import Sizing
+
+from . import _numbers as n
+
+
+class TpExceedsKvHeads(Rule):
+    """## What it does
+    Checks tensor parallelism against the model's head counts: above the KV head count the KV
+    heads are replicated, so the cache per GPU stops shrinking (the message gives what that
+    costs); a size that does not divide the head counts stops the engine from starting.
+
+    ## Why is this bad?
+    vLLM gives each GPU `max(1, kv_heads // tp)` KV heads: with 8 KV heads at TP 16 every head
+    is stored twice, and doubling the GPUs adds no room for context. A TP that does not divide
+    the heads is refused at start-up ("Total number of attention heads (64) must be divisible
+    by tensor parallel size (6).").
+
+    ## Example
+    ```yaml
+    model: meta-llama/Llama-3.1-70B-Instruct
+    tensor-parallel-size: 6
+    max-model-len: 8192
+    ```
+
+    Use instead:
+    ```yaml
+    model: meta-llama/Llama-3.1-70B-Instruct
+    tensor-parallel-size: 4
+    max-model-len: 8192
+    ```
+
+    ## Fix safety
+    Changing tensor parallelism changes how many GPUs hold the model, so the fix is unsafe.
+    """
+
+    code = "KV304"
+    name = "tp-exceeds-kv-heads"
+    severity = Severity.WARNING
+    engines = frozenset({"vllm", "sglang", "tgi"})
+    fix_availability = FixAvailability.ALWAYS
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        spec, kv, value = sizing.spec, sizing.kv, dep.tensor_parallel_size
+        if spec is None or kv is None or value is None or not n.explicit(value):
+            return
+        tp, heads, kv_heads = int(value.value), spec.num_attention_heads, spec.num_key_value_heads
+        if tp <= 1 or spec.attention_kind == "MLA" or kv_heads < 1:
+            return
+        label, model = n.name(dep, "tensor_parallel_size"), n.model_name(spec)
+        if not n.valid_tp(spec, tp):
+            best = max(t for t in range(1, tp) if n.valid_tp(spec, t))
+            if heads % tp:
+                what = f"the {heads} attention heads"
+                quote = (
+                    f' ("Total number of attention heads ({heads}) must be divisible by '
+                    f'tensor parallel size ({tp}).")'
+                )
+            else:
+                what, quote = f"the {kv_heads} KV heads", ""
+            message = (
+                f"{label} {tp} does not divide {what} of {model}: "
+                f"{n.engine_name(dep)} will refuse to start{quote}"
+            )
+            numbers: tuple[tuple[str, str], ...] = (
+                ("tensor parallel size", str(tp)),
+                ("attention heads", str(heads)),
+                ("KV heads", str(kv_heads)),
+            )
+            fix = n.fix(f"Set {label} to {best}", value, str(best))
+            yield Problem(value.span, message, fix, numbers, Severity.ERROR)
+            return
+        if tp <= kv_heads or len(spec.layers) == 0:
+            return
+        per_gpu = sum(
+            layer_token_bytes(layer, kv.types, kv_heads=max(1, layer.kv_heads // tp))
+            for layer in spec.layers
+            if layer.kind.grows
+        )
+        length = sizing.engine.max_model_len if sizing.engine else None
+        length = length or (dep.max_model_len.value if dep.max_model_len else 0)
+        if not length:
+            return
+        stored, ideal = tp * per_gpu * length, kv.per_token_bytes * length
+        message = (
+            f"{label} {tp} is above the {kv_heads} KV heads of {model}: each KV head is stored "
+            f"on {tp // kv_heads} GPUs, so the cache per GPU stops shrinking at "
+            f"{n.gb(per_gpu)} per token; a {length}-token sequence takes {n.gb(stored)} over "
+            f"the {tp} GPUs instead of {n.gb(ideal)} ({n.gb(stored - ideal)} more)"
+        )
+        numbers = (
+            ("tensor parallel size", str(tp)),
+            ("KV heads", str(kv_heads)),
+            ("copies of each KV head", str(tp // kv_heads)),
+            ("cache per GPU per token", n.gb(per_gpu)),
+            ("one sequence, stored", n.gb(stored)),
+            ("one sequence, without replication", n.gb(ideal)),
+        )
+        title = f"Lower {label} to {kv_heads} and use pipeline or data parallelism for the rest"
+        yield Problem(value.span, message, n.fix(title, value, str(kv_heads)), numbers)

@@ -1,0 +1,168 @@
+"""KV202 unsupported-kv-cache-dtype: a cache dtype the engine version or the GPU cannot use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+from kvlint.sizing import Sizing
+
+from . import _numbers as n
+from . import _stated
+
+# vllm/config/cache.py CacheDType, 0.11.0 and 0.33.0 (research/engines.md 1f).
+_VLLM_011: tuple[str, ...] = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
+_VLLM_CURRENT: tuple[str, ...] = (
+    *_VLLM_011,
+    *("float16", "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc"),
+    *("turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3"),
+    *("octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head"),
+    *("fp8_per_token_head", "nvfp4", "nvfp4_4over6"),
+)
+_ALLOWED: dict[str, tuple[str, ...]] = {
+    # sglang/srt/arg_groups/fields/model.py (0.5.23)
+    "sglang": (
+        "auto",
+        "fp8_e5m2",
+        "fp8_e4m3",
+        "mxfp8",
+        "bf16",
+        "bfloat16",
+        "nvfp4",
+        "fp4_mx_block16",
+    ),
+    # llama.cpp common/arg.cpp kv_cache_types; anything else: "Unsupported cache type"
+    "llamacpp": ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"),
+    # TGI launcher --kv-cache-dtype (db931fcf): only the two fp8 formats
+    "tgi": ("fp8_e4m3fn", "fp8_e5m2"),
+    # Ollama OLLAMA_KV_CACHE_TYPE
+    "ollama": ("f16", "q8_0", "q4_0"),
+}
+_QUANTISED_TYPES = ("q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+_OFF = ("off", "false", "0", "no", "disabled")
+
+
+class UnsupportedKvCacheDtype(Rule):
+    """## What it does
+    Checks that the KV-cache dtype is one the engine version accepts and the GPU can store:
+    a dtype the engine does not list, an e4m3 `fp8` cache in vLLM on a GPU below compute
+    capability 8.9, and a quantised V cache in llama.cpp (or Ollama) with flash attention
+    turned off.
+
+    ## Why is this bad?
+    vLLM refuses an unknown `--kv-cache-dtype` at start-up; its Triton kernels cannot store
+    e4m3 on Ampere ("type fp8e4nv not supported in this architecture"); llama.cpp refuses a
+    quantised V cache without flash attention ("quantized V cache requires flash_attn to be
+    enabled") and Ollama silently falls back to a 16-bit cache. The deployment either does
+    not start or holds half the cache the plan counted on.
+
+    ## Example
+    ```yaml
+    model: meta-llama/Llama-3.1-8B-Instruct
+    max-model-len: 8192
+    kv-cache-dtype: fp16
+    ```
+
+    Use instead:
+    ```yaml
+    model: meta-llama/Llama-3.1-8B-Instruct
+    max-model-len: 8192
+    kv-cache-dtype: auto
+    ```
+
+    ## Fix safety
+    Changing the cache dtype or turning flash attention on changes what the engine runs, so
+    every fix is unsafe.
+    """
+
+    code = "KV202"
+    name = "unsupported-kv-cache-dtype"
+    severity = Severity.ERROR
+    fix_availability = FixAvailability.SOMETIMES
+    needs_model = False
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        engine = dep.engine.value
+        for field in ("kv_cache_dtype", "kv_cache_dtype_v"):
+            value = getattr(dep, field)
+            if value is None or _stated.is_weight_format(str(value.value)):
+                continue  # KV201 reports weight formats
+            yield from self._listed(dep, field, value)
+        if engine == "vllm":
+            yield from self._fp8_on_old_gpu(dep, sizing)
+        if engine in ("llamacpp", "ollama"):
+            yield from self._v_without_flash(dep)
+
+    def _listed(self, dep: Deployment, field: str, value: Sourced[Any]) -> Iterator[Problem]:
+        engine, text = dep.engine.value, str(value.value).strip().lower()
+        if engine == "vllm":
+            release = n.version(dep)
+            old = release is not None and release < (0, 12)
+            allowed = _VLLM_011 if old and text != "float16" else _VLLM_CURRENT
+            label = f"vLLM {'.'.join(map(str, release))}" if release else "vLLM"
+        elif engine in _ALLOWED:
+            allowed, label = _ALLOWED[engine], n.engine_name(dep)
+        else:
+            return
+        if text in allowed:
+            return
+        fallback = "auto" if "auto" in allowed else allowed[0]
+        message = (
+            f"{n.name(dep, field)} `{value.value}` is not a cache dtype {label} accepts, so it "
+            f"will refuse to start; valid: {', '.join(allowed)}"
+        )
+        numbers = (("setting", str(value.value)), ("engine", label), ("valid", ", ".join(allowed)))
+        fix = n.fix(f"Set `{field}: {fallback}`", value, fallback)
+        yield Problem(value.span, message, fix, numbers)
+
+    def _fp8_on_old_gpu(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        value, gpu = dep.kv_cache_dtype, sizing.gpu
+        if value is None or str(value.value).lower() not in ("fp8", "fp8_e4m3"):
+            return
+        if gpu is None or gpu.vendor != "nvidia" or not gpu.compute_capability:
+            return
+        major, _, minor = gpu.compute_capability.partition(".")
+        if (int(major), int(minor or 0)) >= (8, 9):
+            return
+        # vllm-project/vllm#26431: V1 on sm86 fails with "type fp8e4nv not supported in this
+        # architecture"; Triton stores e4m3 only from sm89 (Ada, Hopper) and e5m2 everywhere.
+        message = (
+            f"`kv_cache_dtype` `{value.value}` is fp8 e4m3, which the {gpu.display} (compute "
+            f"capability {gpu.compute_capability}) cannot store: vLLM's kernels need 8.9 or "
+            f'newer and fail with "type fp8e4nv not supported in this architecture"'
+        )
+        numbers = (("GPU", gpu.display), ("compute capability", gpu.compute_capability))
+        yield Problem(
+            value.span, message, n.fix("Set `kv_cache_dtype: fp8_e5m2`", value, "fp8_e5m2"), numbers
+        )
+
+    def _v_without_flash(self, dep: Deployment) -> Iterator[Problem]:
+        flash = dep.flash_attention or dep.settings.get("flash-attn")
+        if flash is None or str(flash.value).strip().lower() not in _OFF:
+            return
+        if dep.engine.value == "ollama":
+            v_type = dep.kv_cache_dtype
+            effect = "Ollama falls back to an f16 cache, twice the memory the setting meant"
+        else:
+            v_type = dep.kv_cache_dtype_v or dep.settings.get("cache-type-v")
+            effect = (
+                'llama.cpp refuses to create the context ("quantized V cache requires '
+                'flash_attn to be enabled")'
+            )
+        if v_type is None or str(v_type.value).strip().lower() not in _QUANTISED_TYPES:
+            return
+        field = "kv_cache_dtype" if dep.engine.value == "ollama" else "kv_cache_dtype_v"
+        message = (
+            f"{n.name(dep, field)} `{v_type.value}` is a quantised V cache, which needs flash "
+            f"attention, but {n.name(dep, 'flash_attention')} is `{flash.value}`: {effect}"
+        )
+        on = "1" if dep.engine.value == "ollama" else "on"
+        title = f"Turn flash attention on ({n.name(dep, 'flash_attention')} `{on}`)"
+        numbers = (("V cache type", str(v_type.value)), ("flash attention", str(flash.value)))
+        yield Problem(v_type.span, message, n.fix(title, flash, on), numbers)

@@ -1,0 +1,137 @@
+"""KV201 weight-quant-as-cache-quant: a plan or setting that has the cache follow the weights."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.deploy.model import Deployment
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+from kvlint.sizing import Sizing
+
+from . import _numbers as n
+from . import _stated
+
+
+class WeightQuantAsCacheQuant(Rule):
+    """## What it does
+    Checks for a plan whose cache figures assume the cache is stored at the weights'
+    precision (AWQ, GPTQ, INT4, FP8 weights, GGUF Q4_K_M ...) while the cache is left at
+    `auto` / `f16`, and for a weight-quantisation name given as a cache dtype.
+
+    ## Why is this bad?
+    Weight quantisation and cache quantisation are separate settings. INT4 weights divide the
+    weights by four and leave the cache where it was: every serving engine keeps keys and
+    values in the model's 16-bit dtype unless a KV-cache flag (`--kv-cache-dtype fp8`,
+    `--cache-type-k q8_0`) says otherwise. A plan that assumed a 4-bit cache understates it
+    4x, and the deployment runs out of cache under load.
+
+    ## Example
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4
+    gpu: H100-80GB
+    gpus: 2
+    settings:
+      tensor-parallel-size: 2
+      max-model-len: 32768
+    claims:
+      kv_cache_dtype: int4
+    ```
+
+    Use instead:
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4
+    gpu: H100-80GB
+    gpus: 2
+    settings:
+      tensor-parallel-size: 2
+      max-model-len: 32768
+      kv-cache-dtype: fp8
+    claims:
+      kv_cache_dtype: fp8
+    ```
+
+    ## Fix safety
+    Setting a quantised cache dtype changes what the engine stores (and its accuracy), so
+    that fix is unsafe; correcting a stated bytes figure to the 16-bit cache is safe.
+    """
+
+    code = "KV201"
+    name = "weight-quant-as-cache-quant"
+    severity = Severity.ERROR
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        yield from self._settings(dep)
+        spec, kv = sizing.spec, sizing.kv
+        if spec is None or kv is None:
+            return
+        weights = _stated.weight_bits(dep, spec)
+        label = f" ({weights[1]} {weights[0]:g}-bit)" if weights else ""
+        setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
+        eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
+        claim = dep.claims.kv_cache_dtype
+        assumed = _stated.claimed_dtype(dep, spec)
+        if claim is not None and assumed is not None and not kv.types.k.quantised:
+            text = str(claim.value)
+            if _stated.is_weight_format(text) or (assumed.quantised and weights is not None):
+                right = kv.per_token_bytes
+                wrong = _stated.at(kv, assumed).per_token_bytes
+                message = (
+                    f"the plan assumes `kv_cache_dtype` `{text}`, the weights' precision"
+                    f"{label}, but {n.name(dep, 'kv_cache_dtype')} is `{setting}`: the cache stays "
+                    f"{kv.types.k.name}, {n.gib(right)} per token, not {n.gib(wrong)} "
+                    f"({n.ratio(right, wrong)})"
+                )
+                numbers = (
+                    ("assumed cache dtype", text),
+                    ("weights", label.strip(" ()") or "16-bit"),
+                    ("configured cache dtype", f"{setting} ({kv.types.k.name})"),
+                    ("per token, configured", n.gib(right)),
+                    ("per token, assumed", n.gib(wrong)),
+                )
+                fix = n.fix(f"Set `kv_cache_dtype: {eight}`", dep.kv_cache_dtype, eight)
+                yield Problem(claim.span, message, fix, numbers)
+        for v in _stated.verdicts(dep, sizing):
+            if v.kind is not _stated.Kind.WEIGHT_QUANT:
+                continue
+            raw = v.stated.raw
+            where = "per token" if v.claim == "kv_per_token" else f"at {v.context} tokens"
+            message = (
+                f"`{v.claim}` {n.like(raw, v.stated.value)} is the cache at the weights' "
+                f"precision{label}; with {n.name(dep, 'kv_cache_dtype')} `{setting}` the cache "
+                f"is {kv.types.k.name}: {n.like(raw, v.correct)} {where} "
+                f"({n.ratio(v.correct, v.stated.value)})"
+            )
+            figures: tuple[tuple[str, str], ...] = (
+                ("stated", n.like(raw, v.stated.value)),
+                ("at the configured cache dtype", n.like(raw, v.correct)),
+                ("configured cache dtype", f"{setting} ({kv.types.k.name})"),
+            )
+            fix = n.safe_fix(
+                f"Set `{v.claim}` to {n.like(raw, v.correct)}", v.stated, n.like(raw, v.correct)
+            )
+            yield Problem(v.stated.span, message, fix, figures)
+
+    def _settings(self, dep: Deployment) -> Iterator[Problem]:
+        """A weight format written where the engine expects a cache dtype."""
+        eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
+        for field in ("kv_cache_dtype", "kv_cache_dtype_v"):
+            value = getattr(dep, field)
+            if value is None or not _stated.is_weight_format(str(value.value)):
+                continue
+            message = (
+                f"{n.name(dep, field)} `{value.value}` is a weight quantisation, not a cache "
+                f"dtype: {n.engine_name(dep)} rejects it, and the cache never follows the "
+                f"weights' format"
+            )
+            numbers = (("setting", f"{value.value}"), ("an 8-bit cache", eight))
+            yield Problem(
+                value.span, message, n.fix(f"Set `{field}: {eight}`", value, eight), numbers
+            )

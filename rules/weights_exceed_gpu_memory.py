@@ -1,0 +1,120 @@
+"""KV303 weights-exceed-gpu-memory: the weights per GPU leave nothing for the KV cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.deploy.model import Deployment
+from kvlint.finding import Problem
+from kvlint.finding import Severity
+from kvlint.rule import FixAvailability
+from kvlint.rule import Rule
+from kvlint.sizing import Sizing
+
+from . import _numbers as n
+
+
+class WeightsExceedGpuMemory(Rule):
+    """## What it does
+    Checks that the weights each GPU holds, plus the engine's activation peak, fit in the
+    memory fraction the engine may use (`gpu_memory_utilization`, `mem_fraction_static`,
+    `cuda_memory_fraction`), with room left for the KV cache.
+
+    ## Why is this bad?
+    The weights are loaded before anything else: if they do not fit, the engine dies with
+    CUDA out of memory while loading; if they fit but leave nothing over, vLLM refuses to
+    start with "No available memory for the cache blocks". Either way the rollout fails on
+    the GPU, after the download, instead of in review.
+
+    ## Example
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: meta-llama/Llama-3.1-70B-Instruct
+    gpu: H100-80GB
+    settings:
+      tensor-parallel-size: 1
+      max-model-len: 8192
+    ```
+
+    Use instead:
+    ```yaml
+    kvlint: plan/v1
+    engine: vllm
+    model: meta-llama/Llama-3.1-70B-Instruct
+    gpu: H100-80GB
+    gpus: 4
+    settings:
+      tensor-parallel-size: 4
+      max-model-len: 8192
+    ```
+
+    ## Fix safety
+    Raising tensor parallelism needs more GPUs per replica, so the fix is unsafe.
+    """
+
+    code = "KV303"
+    name = "weights-exceed-gpu-memory"
+    severity = Severity.ERROR
+    engines = frozenset({"vllm", "sglang", "tgi"})
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        engine, spec, gpu = sizing.engine, sizing.spec, sizing.gpu
+        if engine is None or spec is None or gpu is None:
+            return
+        weights, total = engine.weights_bytes, engine.gpu_total_bytes or gpu.total_bytes
+        fraction, available = engine.memory_fraction, engine.available_kv_bytes
+        if weights is None or fraction is None:
+            return
+        budget = total * fraction
+        alone = weights > budget
+        if not alone and (available is None or available > 0):
+            return
+        tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
+        other = 0 if alone else max(0, round(budget) - weights - (available or 0))
+        where = (
+            f"{n.gb(weights)} per GPU ({n.model_name(spec)}, "
+            f"{n.name(dep, 'tensor_parallel_size')} {tp})"
+        )
+        limit = (
+            f"{n.name(dep, 'memory_fraction')} {fraction:g} of the {gpu.display} ({n.gb(budget)})"
+        )
+        if alone:
+            message = f"the weights need {where}, more than {limit}: loading runs out of memory"
+        else:
+            message = (
+                f"the weights take {where} and activations {n.gb(other)} more, all of {limit}: "
+                f'no memory is left for the KV cache ("No available memory for the cache blocks")'
+            )
+        numbers = (
+            ("weights per GPU", n.gb(weights)),
+            ("activations and overheads", n.gb(other)),
+            ("GPU memory", n.gb(total)),
+            ("memory fraction", f"{fraction:g}"),
+            ("budget", n.gb(budget)),
+        )
+        # The smallest tensor parallelism the model allows that leaves a tenth of the budget.
+        total_weights = weights * tp
+        wanted = next(
+            (
+                t
+                for t in (1, 2, 4, 8, 16)
+                if t > tp and n.valid_tp(spec, t) and total_weights / t + other < 0.9 * budget
+            ),
+            None,
+        )
+        target = dep.tensor_parallel_size
+        if wanted is not None:
+            fix = n.fix(
+                f"Raise {n.name(dep, 'tensor_parallel_size')} to {wanted}", target, str(wanted)
+            )
+        else:
+            fix = n.fix("Use a quantised checkpoint or a GPU with more memory")
+        if target is not None and n.explicit(target):
+            span = target.span
+        elif dep.memory_fraction is not None and n.explicit(dep.memory_fraction):
+            span = dep.memory_fraction.span
+        else:
+            span = (dep.model or dep.engine).span
+        yield Problem(span, message, fix, numbers)

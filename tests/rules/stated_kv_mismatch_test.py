@@ -1,0 +1,57 @@
+"""KV102: a stated figure no correct computation gives."""
+
+from __future__ import annotations
+
+from kvlint_rules.stated_kv_mismatch import StatedKvMismatch
+
+from kvlint.deploy.model import Sourced
+from kvlint.finding import Span
+from testing.rule_builders import LLAMA_31_8B
+from testing.rule_builders import deployment
+from testing.rule_builders import model
+from testing.rule_builders import problems
+
+L8 = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
+
+
+def _stated(value: int, raw: str) -> Sourced[int]:
+    return Sourced(value, Span("plan.yaml", 9, 17), raw)
+
+
+def test_per_token_off_by_half() -> None:
+    # Llama 3.1 8B: 2 x 32 x 8 x 128 x 2 = 128 KiB per token (seed 002).
+    dep = deployment(
+        gpu="L4", max_model_len=8192, claims={"kv_per_token": _stated(65536, "64 KiB")}
+    )
+    [p] = problems(StatedKvMismatch, dep, L8)
+    assert p.message == (
+        "`kv_per_token` 64 KiB matches no computation: Llama-3.1-8B-Instruct (32 layers x 8 KV "
+        "heads x head_dim 128) caches 128 KiB per token at bfloat16 (the stated is 50% less)"
+    )
+    assert p.fix is not None and p.fix.title == "Set `kv_per_token` to 128 KiB"
+
+
+def test_per_sequence_within_tolerance_and_either_reading_of_k() -> None:
+    # 131,072 x 8,192 = 1.07 GB; "8k" read as 8,000 gives 1.05 GB: both within 5%.
+    for context in (8192, 8000):
+        claims = {"context": context, "kv_per_sequence": _stated(1_070_000_000, "1.07 GB")}
+        dep = deployment(gpu="L4", max_model_len=8192, claims=claims)
+        assert problems(StatedKvMismatch, dep, L8) == []
+
+
+def test_per_sequence_too_big() -> None:
+    claims = {"context": 8192, "kv_per_sequence": _stated(1_500_000_000, "1.5 GB")}
+    [p] = problems(StatedKvMismatch, deployment(gpu="L4", max_model_len=8192, claims=claims), L8)
+    assert p.message.endswith("caches 1.07 GB at 8192 tokens at bfloat16 (the stated is 40% more)")
+
+
+def test_assumed_cache_dtype_not_configured() -> None:
+    claims = {"kv_cache_dtype": "fp8", "kv_per_token": _stated(65536, "64 KiB")}
+    [p] = problems(StatedKvMismatch, deployment(gpu="L4", claims=claims), L8)
+    assert p.message == (
+        "the plan assumes `kv_cache_dtype` `fp8` but `kv_cache_dtype` is `auto` (bfloat16): the "
+        "cache is 128 KiB per token, not 64 KiB"
+    )
+    # With the setting in place the figure and the claim agree.
+    dep = deployment(gpu="L4", kv_cache_dtype="fp8", claims=claims)
+    assert problems(StatedKvMismatch, dep, L8) == []

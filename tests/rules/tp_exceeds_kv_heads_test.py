@@ -1,0 +1,43 @@
+"""KV304: tensor parallelism above or across the head counts."""
+
+from __future__ import annotations
+
+from kvlint_rules.tp_exceeds_kv_heads import TpExceedsKvHeads
+
+from kvlint.finding import Severity
+from testing.rule_builders import LLAMA_31_70B
+from testing.rule_builders import deployment
+from testing.rule_builders import model
+from testing.rule_builders import problems
+
+L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
+
+
+def test_tp_not_dividing_heads_is_refused() -> None:
+    [p] = problems(TpExceedsKvHeads, deployment(gpu="H100-80GB", tensor_parallel_size=6), L70)
+    assert p.severity is Severity.ERROR
+    assert p.message == (
+        "`tensor_parallel_size` 6 does not divide the 64 attention heads of "
+        'Llama-3.1-70B-Instruct: vLLM will refuse to start ("Total number of attention heads '
+        '(64) must be divisible by tensor parallel size (6).")'
+    )
+    assert p.fix is not None and p.fix.title == "Set `tensor_parallel_size` to 4"
+
+
+def test_replicated_kv_heads_cost() -> None:
+    dep = deployment(gpu="H100-80GB", tensor_parallel_size=16, max_model_len=131072)
+    [p] = problems(TpExceedsKvHeads, dep, L70)
+    assert p.severity is None  # the rule's warning
+    # One KV head per GPU: 80 x 1 x 128 x 2 x 2 B = 40,960 B per token; x 16 GPUs x 131072
+    # tokens = 85.9 GB, against 327,680 x 131072 = 42.9 GB without replication.
+    assert p.message == (
+        "`tensor_parallel_size` 16 is above the 8 KV heads of Llama-3.1-70B-Instruct: each KV "
+        "head is stored on 2 GPUs, so the cache per GPU stops shrinking at 41 kB per token; a "
+        "131072-token sequence takes 85.9 GB over the 16 GPUs instead of 42.9 GB (42.9 GB more)"
+    )
+
+
+def test_tp_equal_to_kv_heads_passes() -> None:
+    assert (
+        problems(TpExceedsKvHeads, deployment(gpu="H100-80GB", tensor_parallel_size=8), L70) == []
+    )

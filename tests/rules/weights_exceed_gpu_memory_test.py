@@ -1,0 +1,41 @@
+"""KV303: weights that leave nothing for the cache."""
+
+from __future__ import annotations
+
+from kvlint_rules.weights_exceed_gpu_memory import WeightsExceedGpuMemory
+
+from testing.rule_builders import LLAMA_31_70B
+from testing.rule_builders import deployment
+from testing.rule_builders import model
+from testing.rule_builders import problems
+
+L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
+
+
+def test_bf16_70b_on_one_h100() -> None:
+    # 70,553,706,496 parameters x 2 B = 141.1 GB; 0.92 x 85,029,027,840 B = 78.2 GB.
+    [p] = problems(WeightsExceedGpuMemory, deployment(gpu="H100-80GB", tensor_parallel_size=1), L70)
+    assert p.message == (
+        "the weights need 141.1 GB per GPU (Llama-3.1-70B-Instruct, `tensor_parallel_size` 1), "
+        "more than `gpu_memory_utilization` 0.92 of the NVIDIA H100 80GB HBM3 (78.2 GB): loading "
+        "runs out of memory"
+    )
+    assert p.fix is not None and p.fix.title == "Raise `tensor_parallel_size` to 4"
+
+
+def test_weights_fit_but_activations_leave_nothing() -> None:
+    dep = deployment(
+        gpu="H100-80GB", tensor_parallel_size=2, max_model_len=131072, memory_fraction=0.9
+    )
+    [p] = problems(WeightsExceedGpuMemory, dep, L70)
+    assert p.message.startswith("the weights take 70.6 GB per GPU")
+    assert p.message.endswith(
+        'no memory is left for the KV cache ("No available memory for the cache blocks")'
+    )
+
+
+def test_four_gpus_fit() -> None:
+    assert (
+        problems(WeightsExceedGpuMemory, deployment(gpu="H100-80GB", tensor_parallel_size=4), L70)
+        == []
+    )
