@@ -39,6 +39,8 @@ def format_tokens_short(n: float) -> str:
     """131072 -> '128K', 128000 -> '128k', 1500 -> '1.5k' (K = 1,024 and k = 1,000, as
     vLLM's human-readable ints read them)."""
     value = round(n)
+    if value >= 1000 and value % 1000 == 0:
+        return f"{value // 1000}k"
     if value >= 1024 and value % 1024 == 0:
         return f"{value // 1024}K"
     if value >= 1000:

@@ -1,0 +1,124 @@
+"""``kvlint solve`` end to end: JSON numbers, the text tables, the SVG, bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from testing.cli import run_cli
+
+LLAMA = "meta-llama/Meta-Llama-3.1-70B"
+TARGET = ["--gpu", "H100-80GB", "--context", "128k", "--concurrency", "32"]
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, object]:
+    # Module-scoped (capsys is per test): one solve serves every JSON test.
+    import contextlib
+    import io
+
+    from kvlint.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["solve", LLAMA, *TARGET, "--format", "json"])
+    assert code == 0
+    data: dict[str, object] = json.loads(out.getvalue())
+    return data
+
+
+def test_json_answers(report: dict[str, object]) -> None:
+    assert report["model"] == LLAMA
+    assert report["target"] == {"context": 128_000, "concurrency": 32}
+    assert report["engine"] == {"name": "vllm", "version": "0.33.0"}
+    assert report["model_max_len"] == 131_072
+    gpus = report["gpus"]
+    assert isinstance(gpus, dict)
+    assert gpus["gpus"] == 24
+    assert gpus["layout"] == {"tp": 8, "pp": 3, "dp": 1, "gpus": 24}
+    # Without --tp, the per-layout answers are for the smallest layout holding one sequence.
+    layout = report["layout"]
+    assert isinstance(layout, dict)
+    assert (layout["tp"], layout["pp"]) == (4, 1)
+    seqs = report["max_num_seqs"]
+    assert isinstance(seqs, dict)
+    estimate = seqs["estimate"]
+    assert isinstance(estimate, dict)
+    # Admitted at 128,000 on TP 4: 80 KiB a token per GPU, blocks of 16, the null block kept.
+    blocks = estimate["available_kv_bytes"] // (16 * 80 * 1024)
+    assert seqs["value"] == (blocks - 1) // 8000
+
+
+def test_json_levers_and_engines(report: dict[str, object]) -> None:
+    levers = report["levers"]
+    assert isinstance(levers, list)
+    by_setting = {(row["group"], row["setting"]): row for row in levers}
+    assert by_setting[("cache dtype", "fp8")]["gpus"] == 16
+    assert by_setting[("cache dtype", "auto")]["gpus"] == 24
+    assert by_setting[("cache dtype", "nvfp4")]["offered"] is False
+    engines = report["engines"]
+    assert isinstance(engines, list)
+    assert [row["label"] for row in engines][:2] == ["vLLM (current)", "vLLM 0.11"]
+    chart = report["chart"]
+    assert isinstance(chart, dict)
+    assert [s["label"] for s in chart["series"]] == [
+        "KV per sequence, one GPU",
+        "KV pool, one GPU",
+        "pool / 32 sequences",
+    ]
+
+
+def test_text_output_and_svg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    svg = tmp_path / "kv.svg"
+    result = run_cli(["solve", LLAMA, *TARGET, "--tp", "8", "--plot", str(svg)], capsys)
+    assert result.code == 0, result.err
+    assert "24 (TP 8 x PP 3)" in result.out
+    for title in ("Answers", "Layouts (one replica)", "Levers for 32 x 128,000", "Engines on TP 8"):
+        assert title in result.out
+    assert "on TP 8 (as asked)" in result.out
+    assert "  = KV pool, one GPU" in result.out
+    root = ET.fromstring(svg.read_text(encoding="utf-8"))
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_unknown_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["solve", LLAMA, "--gpu", "H900"], capsys)
+    assert result.code == 2
+    assert "unknown GPU 'H900'" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_no_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["solve", LLAMA], capsys)
+    assert result.code == 2
+    assert "no GPU named; pass --gpu" in result.err
+
+
+def test_bad_context_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["solve", LLAMA, "--gpu", "H100", "--context", "lots"], capsys)
+    assert result.code == 2
+    assert "expected an integer such as 8192, 32k or 128K" in result.err
+
+
+def test_unwritable_plot_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "missing" / "kv.svg"
+    result = run_cli(
+        [
+            "solve",
+            "meta-llama/Meta-Llama-3.1-8B",
+            "--gpu",
+            "L4",
+            "--context",
+            "8k",
+            "--plot",
+            str(target),
+        ],
+        capsys,
+    )
+    assert result.code == 2
+    assert "cannot write the chart" in result.err
