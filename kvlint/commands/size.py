@@ -1,0 +1,298 @@
+"""``kvlint size MODEL``: what a model's KV cache costs, per token and per sequence, exactly.
+
+MODEL is a Hub id (the built-in catalog answers offline), a ``config.json``, a model directory
+or a ``.gguf`` file. The text output is a table in the seeds' style: the layer kinds, bytes per
+token of the growing layers, one sequence at 8,000 / 32,000 / 128,000 tokens (decimal, as the
+seeds quote them) and at ``--context``, times ``--batch``, and beside it the figure the
+cancelled formula (``head_dim = hidden_size / kv_heads``) gives, with the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+from kvlint.errors import KvlintError
+
+# The contexts the seeds quote per sequence (decimal thousands: "2.62 GB at 8K" is 8,000 tokens).
+REFERENCE_CONTEXTS = (8_000, 32_000, 128_000)
+DEFAULT_CONTEXT = 8_192  # when the config states no maximum length
+
+_KIND_LABELS = {
+    "full": "full attention",
+    "full_kv_shared": "full attention, K = V shared",
+    "sliding": "sliding window",
+    "chunked": "chunked local attention",
+    "mla": "MLA latent",
+    "shared": "reuses another layer's cache",
+    "state": "linear attention / Mamba state",
+    "none": "no cache",
+}
+
+
+def _context(text: str) -> int:
+    from kvlint.arith.units import parse_human_int
+
+    try:
+        value = parse_human_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a context must be at least 1 token, got {text!r}")
+    return value
+
+
+def _batch(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of sequences, got {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"--batch must be at least 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a Hub id (e.g. meta-llama/Llama-3.1-70B-Instruct), a config.json, a model "
+        "directory, a .gguf file, or a deployment file",
+    )
+    parser.add_argument(
+        "--context",
+        type=_context,
+        metavar="N",
+        help="tokens per sequence: 8192, 32k (32,000), 128K (131,072), 1M "
+        "(default: the model's maximum length)",
+    )
+    parser.add_argument(
+        "--kv-cache-dtype",
+        default="auto",
+        metavar="DTYPE",
+        help="auto (the model dtype), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, int8, "
+        "q8_0, q4_0, ... (default: auto)",
+    )
+    parser.add_argument(
+        "--batch", type=_batch, default=1, metavar="N", help="sequences (default 1)"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--offline", action="store_true", help="never download a model's config.json"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    target = pathlib.Path(args.model)
+    if _is_deployment_file(target):
+        return _run_deployment_file(args, target)
+    from kvlint.model.resolve import resolve_model
+
+    resolved = resolve_model(args.model, offline=args.offline)
+    report = model_report(
+        resolved.spec,
+        context=args.context,
+        cache_dtype=args.kv_cache_dtype,
+        batch=args.batch,
+        resolved_from=resolved.origin,
+        detail=resolved.detail,
+    )
+    if args.format == "json":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(report)
+    return 0
+
+
+def model_report(
+    spec: Any,
+    *,
+    context: int | None,
+    cache_dtype: str = "auto",
+    batch: int = 1,
+    resolved_from: str = "",
+    detail: str = "",
+) -> dict[str, Any]:
+    """The JSON object ``kvlint size`` prints: integers in bytes, contexts in tokens."""
+    from kvlint.arith.kv import kv_size
+
+    try:
+        kv = kv_size(spec, cache_dtype)
+    except ValueError as exc:
+        raise KvlintError(f"--kv-cache-dtype: {exc}") from None
+    ctx = context or spec.max_position_embeddings or DEFAULT_CONTEXT
+    per_token = kv.per_token_bytes
+    cancelled = kv.cancelled_per_token_bytes
+    per_sequence = kv.per_sequence_bytes(ctx)
+    layers = [_layer_group(kind, count, spec) for kind, count in spec.layer_counts().items()]
+    return {
+        "model": spec.name,
+        "resolved_from": resolved_from,
+        "detail": detail,
+        "source": spec.source,
+        "model_type": spec.model_type,
+        "attention": spec.attention_kind,
+        "dtype": spec.dtype,
+        "kv_cache_dtype": kv.types.label,
+        "quantization": spec.quantization.method if spec.quantization else None,
+        "max_position_embeddings": spec.max_position_embeddings,
+        "context": ctx,
+        "context_default": context is None,
+        "batch": batch,
+        "num_layers": spec.num_layers,
+        "layers": spec.layer_counts(),
+        "layer_groups": layers,
+        "per_token_bytes": per_token,
+        "bounded_bytes": kv.bounded_bytes(ctx),
+        "state_bytes": kv.state_bytes,
+        "per_sequence_bytes": per_sequence,
+        "total_bytes": per_sequence * batch,
+        "per_sequence_at": {str(n): kv.per_sequence_bytes(n) for n in REFERENCE_CONTEXTS},
+        "cancelled_per_token_bytes": cancelled,
+        "cancelled_per_sequence_bytes": cancelled * ctx,
+        "ratio": round(cancelled / per_token, 2) if per_token else None,
+        "notes": list(spec.notes),
+    }
+
+
+def _layer_group(kind: str, count: int, spec: Any) -> dict[str, Any]:
+    layer = next(layer for layer in spec.layers if layer.kind.value == kind)
+    group: dict[str, Any] = {"kind": kind, "count": count}
+    if layer.kv_heads:
+        group["kv_heads"] = layer.kv_heads
+        group["head_dim_k"] = layer.head_dim_k
+        group["head_dim_v"] = layer.head_dim_v
+    if layer.window:
+        group["window"] = layer.window
+    if layer.state_elements:
+        group["state_elements"] = layer.state_elements
+    return group
+
+
+def _describe(group: dict[str, Any]) -> str:
+    label = _KIND_LABELS.get(group["kind"], group["kind"])
+    parts = [f"{group['count']} x {label}"]
+    if "kv_heads" in group:
+        dims = (
+            f"{group['head_dim_k']}"
+            if group["head_dim_v"] in (0, group["head_dim_k"])
+            else f"{group['head_dim_k']}+{group['head_dim_v']}"
+        )
+        tensors = "K+V" if group["head_dim_v"] else "one tensor"
+        parts.append(f"{group['kv_heads']} KV heads x {dims} ({tensors})")
+    if "window" in group:
+        parts.append(f"window {group['window']:,}")
+    if "state_elements" in group:
+        parts.append(f"{group['state_elements']:,} state values")
+    return ", ".join(parts)
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kvlint.arith.units import format_binary
+    from kvlint.arith.units import format_decimal
+
+    console = Console(highlight=False)
+    title = f"{report['model']}: KV cache in {report['kv_cache_dtype']}"
+    console.print(f"[bold]{title}[/bold]")
+    console.print(f"[dim]{report['detail']}; {report['attention']}, {report['dtype']} model[/dim]")
+    for group in report["layer_groups"]:
+        console.print(f"  {_describe(group)}")
+
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("")
+    table.add_column("tokens", justify="right")
+    table.add_column("correct", justify="right")
+    table.add_column("bytes", justify="right")
+    table.add_column("cancelled formula", justify="right")
+    per_token = report["per_token_bytes"]
+    cancelled = report["cancelled_per_token_bytes"]
+    table.add_row(
+        "per token",
+        "1",
+        f"{format_binary(per_token)}",
+        f"{per_token:,}",
+        format_binary(cancelled),
+    )
+    for tokens, value in report["per_sequence_at"].items():
+        n = int(tokens)
+        table.add_row(
+            "per sequence",
+            f"{n:,}",
+            format_decimal(value),
+            f"{value:,}",
+            format_decimal(cancelled * n),
+        )
+    ctx = report["context"]
+    label = "at --context" if not report["context_default"] else "at max length"
+    table.add_row(
+        label,
+        f"{ctx:,}",
+        format_decimal(report["per_sequence_bytes"]),
+        f"{report['per_sequence_bytes']:,}",
+        format_decimal(report["cancelled_per_sequence_bytes"]),
+    )
+    if report["batch"] > 1:
+        table.add_row(
+            f"x {report['batch']} sequences",
+            f"{ctx * report['batch']:,}",
+            format_decimal(report["total_bytes"]),
+            f"{report['total_bytes']:,}",
+            format_decimal(report["cancelled_per_sequence_bytes"] * report["batch"]),
+        )
+    console.print(table)
+    fixed = report["bounded_bytes"] + report["state_bytes"]
+    if fixed:
+        console.print(
+            f"fixed per sequence at {ctx:,} tokens (windows, chunks, states): "
+            f"{format_decimal(fixed)}"
+        )
+    ratio = report["ratio"]
+    if ratio is not None:
+        console.print(
+            f"the cancelled formula (head_dim = hidden_size / kv_heads, "
+            f"2 x {report['num_layers']} layers x hidden_size) overstates the cache "
+            f"{ratio:g}x per token"
+        )
+    for note in report["notes"]:
+        console.print(f"[dim]note: {note}[/dim]")
+
+
+# --- deployment files -------------------------------------------------------------------
+
+
+def _is_deployment_file(path: pathlib.Path) -> bool:
+    """A YAML file, or a JSON file that is not a model config, on disk."""
+    try:
+        if not path.is_file():
+            return False
+    except OSError:
+        return False
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return True
+    if suffix != ".json":
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False  # resolve_model reports the unreadable config with its position
+    return isinstance(data, dict) and not any(
+        key in data for key in ("model_type", "architectures", "text_config", "num_hidden_layers")
+    )
+
+
+def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
+    raise KvlintError(
+        "sizing a deployment file is not available yet: "
+        "pass a model id, a config.json or a model directory",
+        path=str(path),
+    )

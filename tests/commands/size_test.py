@@ -1,0 +1,144 @@
+"""``kvlint size MODEL``: the reference figures through the CLI from the catalog alone, every
+shared config fixture as a table and as JSON, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from testing.cli import run_cli
+from testing.shared import hf_config_files
+from testing.shared import requires_shared
+
+FIXTURES = hf_config_files()
+
+
+@pytest.fixture(autouse=True)
+def _offline_and_no_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
+
+
+def size_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    result = run_cli(["size", *argv, "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    data: dict[str, object] = json.loads(result.out)
+    return data
+
+
+def test_llama_2_13b_is_800_kib_per_token(capsys: pytest.CaptureFixture[str]) -> None:
+    data = size_json(capsys, "meta-llama/Llama-2-13b-hf")
+    assert data["per_token_bytes"] == 819_200
+    assert data["kv_cache_dtype"] == "float16"
+    assert data["layers"] == {"full": 40}
+
+
+def test_llama_3_1_8b_is_128_kib_and_64_kib_with_fp8(capsys: pytest.CaptureFixture[str]) -> None:
+    assert size_json(capsys, "meta-llama/Llama-3.1-8B-Instruct")["per_token_bytes"] == 131_072
+    fp8 = size_json(capsys, "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8")
+    assert fp8["per_token_bytes"] == 65_536
+    assert fp8["kv_cache_dtype"] == "fp8"
+
+
+def test_llama_3_1_70b_per_token_and_per_sequence_at_8k(capsys: pytest.CaptureFixture[str]) -> None:
+    data = size_json(capsys, "meta-llama/Llama-3.1-70B-Instruct", "--context", "8k")
+    assert data["model"] == "meta-llama/Meta-Llama-3.1-70B-Instruct"
+    assert data["resolved_from"] == "catalog"
+    assert data["per_token_bytes"] == 327_680
+    assert data["context"] == 8_000
+    assert data["per_sequence_bytes"] == 2_621_440_000
+    assert data["per_sequence_at"] == {
+        "8000": 2_621_440_000,
+        "32000": 10_485_760_000,
+        "128000": 41_943_040_000,
+    }
+    assert data["cancelled_per_token_bytes"] == 2_621_440
+    assert data["ratio"] == 8.0
+    assert data["layers"] == {"full": 80}
+
+
+def test_batch_multiplies_and_binary_suffixes_are_read_as_vllm_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = size_json(
+        capsys, "meta-llama/Llama-3.1-70B-Instruct", "--context", "128K", "--batch", "32"
+    )
+    assert data["context"] == 131_072
+    assert data["batch"] == 32
+    assert data["total_bytes"] == 32 * 131_072 * 327_680
+
+
+def test_the_acceptance_command_works_offline_from_the_catalog(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run_cli(["size", "meta-llama/Llama-3.1-70B-Instruct", "--context", "128k"], capsys)
+    assert result.code == 0, result.err
+    for text in ("320 KiB", "327,680", "2.62 GB", "10.49 GB", "41.94 GB", "2.5 MiB", "8x"):
+        assert text in result.out, text
+
+
+def test_windowed_and_state_layers_are_fixed_beyond_their_bound(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gemma = size_json(capsys, "google/gemma-4-31B-it", "--context", "32k")
+    assert gemma["per_token_bytes"] == 40 * 1024
+    assert gemma["bounded_bytes"] == 50 * 1024 * 16 * 1024
+    assert gemma["layers"] == {"full_kv_shared": 10, "sliding": 50}
+    nxt = size_json(capsys, "Qwen/Qwen3-Next-80B-A3B-Thinking", "--context", "32k")
+    assert nxt["layers"] == {"full": 12, "state": 36}
+    assert nxt["per_token_bytes"] == 12 * 2 * 2 * 256 * 2
+    assert isinstance(nxt["state_bytes"], int) and nxt["state_bytes"] > 0
+
+
+def test_the_default_context_is_the_model_maximum(capsys: pytest.CaptureFixture[str]) -> None:
+    data = size_json(capsys, "Qwen/Qwen3-8B")
+    assert data["context"] == 40_960 and data["context_default"] is True
+
+
+@requires_shared
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_shared_config_prints_a_table_and_valid_json(
+    path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = run_cli(["size", str(path)], capsys)
+    assert text.code == 0, text.err
+    assert "per token" in text.out and "cancelled formula" in text.out
+    data = size_json(capsys, str(path))
+    assert data["resolved_from"] == "path"
+    for key in ("model", "kv_cache_dtype", "per_token_bytes", "per_sequence_bytes", "layers"):
+        assert key in data
+    assert isinstance(data["per_token_bytes"], int)
+    assert isinstance(data["per_sequence_bytes"], int) and data["per_sequence_bytes"] > 0
+    layers = data["layers"]
+    assert isinstance(layers, dict) and sum(layers.values()) == data["num_layers"]
+
+
+def test_a_malformed_config_is_one_line_naming_file_and_position(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"model_type": "llama",\n  "num_hidden_layers": "lots"}', encoding="utf-8")
+    result = run_cli(["size", str(bad)], capsys)
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"kvlint: {bad}:2:")
+    assert "num_hidden_layers" in lines[0]
+
+
+def test_an_unknown_model_offline_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["size", "acme/not-a-model", "--offline"], capsys)
+    assert result.code == 2
+    assert len(result.err.strip().splitlines()) == 1
+    assert "acme/not-a-model" in result.err and "kvlint models" in result.err
+
+
+def test_a_bad_cache_dtype_and_bad_context_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run_cli(["size", "Qwen/Qwen3-8B", "--kv-cache-dtype", "fp3"], capsys)
+    assert result.code == 2 and "--kv-cache-dtype" in result.err
+    result = run_cli(["size", "Qwen/Qwen3-8B", "--context", "lots"], capsys)
+    assert result.code == 2 and "--context" in result.err

@@ -1,0 +1,304 @@
+"""The built-in catalog: lookup by id, alias and bare name; every entry builds; provenance;
+fixture entries equal their files; the rebuild script reproduces them."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from kvlint.arith.kv import kv_size
+from kvlint.model import catalog
+from kvlint.model.catalog.build import build_entry
+from kvlint.model.catalog.build import comparable
+from kvlint.model.catalog.build import id_from_path
+from kvlint.model.catalog.build import merge_entries
+from kvlint.model.catalog.build import minimal_config
+from kvlint.model.catalog.build import provenance_table
+from kvlint.model.hf import load_config_file
+from kvlint.model.hf import spec_from_config
+from kvlint.model.spec import CacheKind
+from testing.shared import HF_CONFIGS
+from testing.shared import REPO
+from testing.shared import hf_config_files
+from testing.shared import requires_shared
+
+FIXTURES = hf_config_files()
+
+
+def test_at_least_sixty_models_covering_every_cache_kind() -> None:
+    ids = catalog.catalog_ids()
+    assert len(ids) >= 60
+    kinds = {layer.kind for i in ids for layer in catalog.entry_spec(i).layers}
+    assert kinds == set(CacheKind)
+
+
+@pytest.mark.parametrize("model_id", catalog.catalog_ids())
+def test_every_entry_builds_and_says_where_its_facts_came_from(model_id: str) -> None:
+    entry = catalog.get_entry(model_id)
+    assert entry is not None
+    spec = catalog.entry_spec(model_id)
+    assert spec.name == model_id
+    assert spec.num_layers > 0
+    assert kv_size(spec).per_sequence_bytes(8_000) > 0
+    source = entry.source
+    assert source.get("repo") or source.get("url") or entry.base, model_id
+    if source.get("repo"):
+        assert len(source.get("revision", "")) == 40 and source.get("path"), model_id
+    if "sha256" in source:  # built from a config file by scripts/build_catalog.py
+        assert len(source["sha256"]) == 64 and (source.get("repo") or source.get("url")), model_id
+    else:  # facts not read from a config file say how they were read
+        assert source.get("note"), model_id
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
+        ("meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
+        ("META-LLAMA/llama-3.1-70b-instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
+        ("Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
+        ("https://huggingface.co/Qwen/Qwen3-8B/", "Qwen/Qwen3-8B"),
+        ("hf.co/Qwen/Qwen3-8B", "Qwen/Qwen3-8B"),
+        ("gpt-oss-20b", "openai/gpt-oss-20b"),
+        ("gemma3:27b", "google/gemma-3-27b-it"),
+    ],
+)
+def test_lookup_by_id_alias_case_and_bare_name(ref: str, expected: str) -> None:
+    entry = catalog.find_entry(ref)
+    assert entry is not None and entry.id == expected
+    spec = catalog.lookup(ref)
+    assert spec is not None and spec.name == expected
+
+
+def test_unknown_and_empty_names_are_none() -> None:
+    assert catalog.lookup("acme/not-a-model") is None
+    assert catalog.lookup("") is None
+    assert catalog.find_entry("   ") is None
+
+
+def test_a_bare_name_two_orgs_share_is_ambiguous() -> None:
+    # Any bare name two ids hold (gemma-7b is Google's; a fine-tune could reuse it) is refused.
+    seen: dict[str, set[str]] = {}
+    for entry in catalog.entries():
+        for name in (entry.id, *entry.aliases):
+            seen.setdefault(name.rsplit("/", 1)[-1].lower(), set()).add(entry.id)
+    shared = sorted(name for name, ids in seen.items() if len(ids) > 1)
+    for name in shared:
+        assert catalog.find_entry(name) is None
+        assert len(catalog.ambiguous(name)) > 1
+
+
+def test_catalog_json_is_loaded_once() -> None:
+    catalog._catalog()
+    assert catalog._catalog.cache_info().currsize == 1  # type: ignore[attr-defined]
+
+
+def test_reference_figures_from_the_catalog_alone() -> None:
+    assert kv_size(catalog.lookup("meta-llama/Llama-2-13b-hf")).per_token_bytes == 819_200  # type: ignore[arg-type]
+    llama8 = catalog.lookup("meta-llama/Llama-3.1-8B-Instruct")
+    assert llama8 is not None
+    assert kv_size(llama8).per_token_bytes == 131_072
+    assert kv_size(llama8, "fp8").per_token_bytes == 65_536
+    llama70 = catalog.lookup("meta-llama/Llama-3.1-70B-Instruct")
+    assert llama70 is not None
+    kv = kv_size(llama70)
+    assert kv.per_token_bytes == 327_680
+    assert kv.per_sequence_bytes(8_000) == 2_621_440_000
+    assert kv.cancelled_per_token_bytes == 8 * 327_680
+    deepseek = catalog.lookup("deepseek-ai/DeepSeek-V3")
+    assert deepseek is not None
+    assert kv_size(deepseek).per_token_bytes == 61 * 576 * 2
+    gemma4 = catalog.lookup("google/gemma-4-31B-it")
+    assert gemma4 is not None
+    g = kv_size(gemma4)
+    assert g.per_token_bytes == 10 * 4 * 512 * 2  # 40 KiB growing
+    assert g.bounded_bytes(32_000) == 50 * 1_024 * 2 * 16 * 256 * 2  # 800 MiB fixed
+    qwen2 = catalog.lookup("Qwen/Qwen2-7B-Instruct")
+    assert qwen2 is not None and kv_size(qwen2).per_token_bytes == 56 * 1024
+
+
+def test_mistral_v01_is_windowed_on_every_layer_and_v03_is_not() -> None:
+    v01 = catalog.lookup("mistralai/Mistral-7B-v0.1")
+    v03 = catalog.lookup("mistralai/Mistral-7B-Instruct-v0.3")
+    assert v01 is not None and v03 is not None
+    assert v01.layer_counts() == {"sliding": 32} and v01.sliding_window == 4096
+    assert v03.layer_counts() == {"full": 32}
+
+
+def test_quantised_variants_are_their_base_plus_a_quantization_config() -> None:
+    awq = catalog.lookup("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
+    base = catalog.lookup("meta-llama/Meta-Llama-3.1-70B-Instruct")
+    assert awq is not None and base is not None and awq.quantization is not None
+    assert awq.quantization.method == "awq" and awq.quantization.weight_bits == 4
+    assert awq.layers == base.layers
+    assert awq.dtype == "float16"  # the AWQ checkpoint is float16: an `auto` cache follows it
+    fp8 = catalog.lookup("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8")
+    assert fp8 is not None and fp8.quantization is not None
+    assert fp8.quantization.method == "compressed-tensors" and fp8.dtype == "bfloat16"
+    nvfp4 = catalog.lookup("nvidia/Qwen3-32B-NVFP4")
+    assert nvfp4 is not None and nvfp4.quantization is not None
+    assert nvfp4.quantization.kv_cache_dtype == "fp8_e4m3"
+
+
+@requires_shared
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_fixture_model_is_in_the_catalog_and_equals_its_file(path: pathlib.Path) -> None:
+    model_id = id_from_path(path)
+    assert model_id is not None
+    entry = catalog.get_entry(model_id)
+    assert entry is not None, f"{model_id} is missing from the catalog"
+    assert comparable(catalog.entry_spec(model_id)) == comparable(load_config_file(path))
+    assert entry.source["sha256"] == build_entry(path, model_id=model_id)["source"]["sha256"]
+
+
+@requires_shared
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_rebuilding_a_fixture_entry_reproduces_the_catalog(path: pathlib.Path) -> None:
+    model_id = id_from_path(path)
+    assert model_id is not None
+    rebuilt = build_entry(path, model_id=model_id)
+    entry = catalog.get_entry(model_id)
+    assert entry is not None
+    assert rebuilt["config"] == dict(entry.config)
+    spec = spec_from_config(rebuilt["config"], name=model_id)
+    assert comparable(spec) == comparable(load_config_file(path))
+
+
+@requires_shared
+def test_fixture_provenance_table_is_read() -> None:
+    table = provenance_table((HF_CONFIGS / "SOURCES.md").read_text(encoding="utf-8"))
+    row = table["meta-llama__Llama-2-13b-hf.json"]
+    assert row["repo"] == "ai-dynamo/aiconfigurator"
+    assert len(row["revision"]) == 40
+    entry = catalog.get_entry("meta-llama/Llama-2-13b-hf")
+    assert entry is not None and entry.source["revision"] == row["revision"]
+
+
+def test_minimal_config_keeps_what_matters_and_drops_the_rest() -> None:
+    config = {
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "hidden_size": 256,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 4096,
+        "torch_dtype": "float16",
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "initializer_range": 0.02,
+        "architectures": ["LlamaForCausalLM"],
+        "transformers_version": "4.40.0",
+        "rope_scaling": None,
+    }
+    kept = minimal_config(config, name="t/t")
+    for key in (
+        "bos_token_id",
+        "eos_token_id",
+        "initializer_range",
+        "architectures",
+        "rope_scaling",
+    ):
+        assert key not in kept
+    assert kept["num_key_value_heads"] == 2 and kept["torch_dtype"] == "float16"
+    assert comparable(spec_from_config(kept, name="t")) == comparable(
+        spec_from_config(config, name="t")
+    )
+
+
+def test_id_from_path_reads_fixture_mirror_and_cache_names() -> None:
+    assert (
+        id_from_path(pathlib.Path("meta-llama__Llama-2-7b-hf.json")) == "meta-llama/Llama-2-7b-hf"
+    )
+    assert (
+        id_from_path(pathlib.Path("deepseek-ai--DeepSeek-V3_config.json"))
+        == "deepseek-ai/DeepSeek-V3"
+    )
+    cache = pathlib.Path("hub/models--Qwen--Qwen3-8B/snapshots/abc/config.json")
+    assert id_from_path(cache) == "Qwen/Qwen3-8B"
+    assert id_from_path(pathlib.Path("config.json")) is None
+
+
+def test_merge_keeps_aliases_and_provenance_and_appends_new_ids() -> None:
+    existing = [
+        {
+            "id": "a/x",
+            "aliases": ["x-alias"],
+            "config": {"n": 1},
+            "source": {"url": "u", "sha256": "0"},
+        },
+        {"id": "b/y", "config": {}, "source": {}},
+    ]
+    built = [
+        {"id": "a/x", "config": {"n": 2}, "source": {"sha256": "1"}},
+        {"id": "c/z", "config": {}, "source": {}},
+    ]
+    merged = merge_entries(existing, built)
+    assert [m["id"] for m in merged] == ["a/x", "b/y", "c/z"]
+    assert merged[0]["aliases"] == ["x-alias"] and merged[0]["config"] == {"n": 2}
+    assert merged[0]["source"] == {"url": "u", "sha256": "1"}
+
+
+@requires_shared
+def test_build_catalog_script_prints_entries(tmp_path: pathlib.Path) -> None:
+    fixture = HF_CONFIGS / "meta-llama__Llama-2-7b-hf.json"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "build_catalog.py"), str(fixture), "--url", "u"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(result.stdout)
+    assert record["id"] == "meta-llama/Llama-2-7b-hf"
+    assert record["source"]["url"] == "u" and len(record["source"]["sha256"]) == 64
+    assert record["config"]["num_key_value_heads"] == 32
+
+
+def test_build_catalog_script_writes_into_a_catalog_file(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "acme__tiny.json"
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "num_hidden_layers": 2,
+                "hidden_size": 256,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "max_position_embeddings": 4096,
+                "torch_dtype": "bfloat16",
+            }
+        ),
+        encoding="utf-8",
+    )
+    target = tmp_path / "models.json"
+    target.write_text(json.dumps({"format": 1, "about": "t", "models": []}), encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "build_catalog.py"),
+            str(config),
+            "--repo",
+            "acme/configs",
+            "--revision",
+            "0" * 40,
+            "--path",
+            "tiny.json",
+            "--catalog",
+            str(target),
+            "--write",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(target.read_text(encoding="utf-8"))["models"]
+    assert record["id"] == "acme/tiny"
+    assert record["source"]["repo"] == "acme/configs"
+    assert record["config"]["num_hidden_layers"] == 2
