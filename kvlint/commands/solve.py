@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
         if gpu is None:
             known = ", ".join(known_gpu_names()[:12])
             raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
+        if gpu.out_of_scope:
+            raise KvlintError(f"{gpu.display} is a TPU: kvlint sizes GPU memory only")
         layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
         plans.append(
             solve(

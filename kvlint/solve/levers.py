@@ -61,7 +61,7 @@ class _Option:
     group: str
     label: str
     current: bool
-    note: str  # non-empty and ``offered`` False: why not
+    note: str  # why it is not offered, or a caveat when it is
     offered: bool
     apply: Callable[[Deployment, ModelSpec, GpuSpec | None], _Variant]
 
@@ -71,9 +71,9 @@ def _keep(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> _Variant:
 
 
 # Cache dtypes per engine, as each spells them (vllm/config/cache.py CacheDType; SGLang
-# --kv-cache-dtype choices; TGI --kv-cache-dtype; llama.cpp -ctk/-ctv kv_cache_types), with the
-# floor each needs: "fp8" on NVIDIA needs compute capability 8.9 (GpuSpec.supports_fp8); the
-# 4-bit float caches need Blackwell (10.0).
+# --kv-cache-dtype choices; TGI --kv-cache-dtype; llama.cpp -ctk/-ctv kv_cache_types), with what
+# each needs: "fp8" computes natively from compute capability 8.9 (GpuSpec.supports_fp8) and is
+# stored-only below it; the 4-bit float caches need Blackwell (10.0).
 _CACHE_DTYPES: dict[str, tuple[tuple[str, str], ...]] = {
     "vllm": (("auto", ""), ("fp8", "fp8"), ("nvfp4", "fp4")),
     "sglang": (("auto", ""), ("fp8_e4m3", "fp8"), ("nvfp4", "fp4")),
@@ -89,20 +89,23 @@ def _cache_options(dep: Deployment, gpu: GpuSpec | None) -> list[_Option]:
     current = str(value(dep.kv_cache_dtype) or _CACHE_DTYPES.get(engine, (("auto", ""),))[0][0])
     options: list[_Option] = []
     for name, needs in _CACHE_DTYPES.get(engine, ()):
-        note = ""
+        note, offered = "", True
         if needs == "fp8" and gpu is not None and gpu.supports_fp8 is False:
-            note = f"{gpu.key} has no native fp8"
+            # Offered all the same: the cache is stored in fp8 and converted to 16 bit for the
+            # attention kernels, so the memory halves without native fp8 (vLLM PR #24577: fp8
+            # KV on A100 through FlashInfer and Triton, "the available concurrency doubles").
+            note = f"stored, not computed, in fp8 on {gpu.key}"
         elif needs == "fp4" and engine == "vllm" and version and str(version).startswith("0.11"):
-            note = "vLLM 0.11 has no nvfp4 cache"
+            note, offered = "vLLM 0.11 has no nvfp4 cache", False
         elif needs == "fp4" and (gpu is None or not _blackwell(gpu)):
-            note = "a 4-bit float cache needs a Blackwell GPU"
+            note, offered = "a 4-bit float cache needs a Blackwell GPU", False
         elif engine in ("llamacpp", "ollama") and name != "f16" and _fa_off(dep):
-            note = "a quantised V cache needs flash attention (-fa)"
+            note, offered = "a quantised V cache needs flash attention (-fa)", False
 
         def apply(d: Deployment, s: ModelSpec, g: GpuSpec | None, name: str = name) -> _Variant:
             return vary(d, kv_cache_dtype=name, kv_cache_dtype_v=None), s, g
 
-        options.append(_Option("cache dtype", name, name == current, note, not note, apply))
+        options.append(_Option("cache dtype", name, name == current, note, offered, apply))
     return options
 
 

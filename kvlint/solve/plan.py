@@ -55,8 +55,11 @@ class Plan:
 
 
 def _own_layout(dep: Deployment) -> Layout | None:
+    """The layout a deployment file runs: what it sets, else the engine's TP 1 (a file that
+    asks for 2 GPUs but sets no TP still runs on one). None for a bare model on the command
+    line, which has no layout of its own."""
     tp, pp = value(dep.tensor_parallel_size), value(dep.pipeline_parallel_size)
-    if tp is None and pp is None:
+    if tp is None and pp is None and dep.carrier == "cli":
         return None
     return Layout(int(tp or 1), int(pp or 1))
 

@@ -122,3 +122,27 @@ def test_unwritable_plot_is_a_usage_error(
     )
     assert result.code == 2
     assert "cannot write the chart" in result.err
+
+
+def test_a_deployment_file_is_solved_with_its_own_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "vllm.yaml"
+    config.write_text(
+        "model: meta-llama/Meta-Llama-3.1-8B\n"
+        "max-model-len: 32k\n"
+        "max-num-seqs: 64\n"
+        "tensor-parallel-size: 4\n",
+        encoding="utf-8",
+    )
+    result = run_cli(["solve", str(config), "--gpu", "L4", "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    # The file's max-model-len and max-num-seqs are the target; its TP the layout.
+    assert data["target"] == {"context": 32_000, "concurrency": 64}
+    assert (data["layout"]["tp"], data["layout"]["reason"]) == (4, "the deployment's own")
+    estimate = data["max_num_seqs"]["estimate"]
+    # 32 layers x 2 KV heads a GPU (8 over TP 4) x 128 x K and V x 2 bytes = 32 KiB a token.
+    assert estimate["bytes_per_token"] == 32 * 1024
+    blocks = estimate["available_kv_bytes"] // (16 * 32 * 1024)
+    assert data["max_num_seqs"]["value"] == (blocks - 1) // 2_000

@@ -166,3 +166,15 @@ def test_engines_keep_the_cache_precision(llama70b: ModelSpec, h100: GpuSpec) ->
         h100,
     )
     assert vllm_row.estimate.kv_cache_tokens == direct.kv_cache_tokens
+
+
+def test_fp8_cache_on_ampere_is_offered_as_storage_only(llama70b: ModelSpec) -> None:
+    a100 = lookup_gpu("A100-80GB")
+    assert a100 is not None and a100.supports_fp8 is False
+    dep = cli_deployment(engine="vllm", model="llama", settings={"gpu": "A100-80GB"})
+    found = levers(
+        dep, llama70b, a100, context=CONTEXT, concurrency=8, layout=Layout(8), gpu_choices=()
+    )
+    fp8 = row(found, "cache dtype", "fp8")
+    assert fp8.offered and fp8.note == "stored, not computed, in fp8 on A100-SXM-80GB"
+    assert fp8.estimate is not None and fp8.estimate.bytes_per_token == 20 * 1024
