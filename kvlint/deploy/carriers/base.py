@@ -1,0 +1,43 @@
+"""The Carrier protocol (where settings live) and the context a carrier reads a document with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Protocol
+
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.finding import Severity
+from kvlint.finding import Span
+from kvlint.source.nodes import Node
+from kvlint.source.text import SourceText
+
+
+@dataclass
+class Context:
+    """One file being read: its text and the problems found so far."""
+
+    source: SourceText
+    problems: list[InputProblem] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def unrecognised(self, span: Span, message: str) -> None:
+        self.problems.append(InputProblem("KV905", span, message, Severity.WARNING))
+
+
+class Carrier(Protocol):
+    """A module that knows one kind of document (a Kubernetes manifest, compose, Helm values)."""
+
+    NAME: str
+
+    def matches(self, root: Node) -> bool:
+        """Whether this carrier owns the document (cheap: looks at top-level keys only)."""
+        ...
+
+    def extract(self, root: Node, ctx: Context) -> list[Deployment]:
+        """Every deployment the document describes; problems go to ``ctx`` or the deployment."""
+        ...

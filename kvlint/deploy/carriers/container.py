@@ -1,0 +1,245 @@
+"""A container (image, command, args, env, GPU resources) -> a Deployment, for every carrier.
+
+Kubernetes pods, KServe, Dynamo, compose services and chart values all end here: the argv is
+``command`` + ``args`` with Kubernetes ``$(VAR)`` expansion, the engine is found by its program
+(also inside ``sh -c``) or by an image whose entrypoint is the server, and env vars the engine
+reads are applied before flags (flags win, as in every engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+
+from kvlint.deploy.detect import find_invocation
+from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import version_from_image
+from kvlint.deploy.engines import ENGINES
+from kvlint.deploy.engines.argv import Token
+from kvlint.deploy.engines.argv import from_node
+from kvlint.deploy.engines.argv import substitute
+from kvlint.deploy.engines.argv import words
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.deploy.model import Sourced
+from kvlint.finding import Severity
+from kvlint.finding import Span
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence
+
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu")
+# Node labels that name the GPU (or an instance type that implies it), most specific first.
+GPU_LABELS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family",
+)
+# NVIDIA Dynamo's own dynamo.vllm flags (components/src/dynamo/vllm/args.py).
+DYNAMO_FLAGS = frozenset(
+    {
+        "--is-prefill-worker",
+        "--is-decode-worker",
+        "--connector",
+        "--endpoint",
+        "--migration-limit",
+        "--dyn-tool-call-parser",
+        "--dyn-reasoning-parser",
+        "--custom-jinja-template",
+        "--store-kv",
+        "--request-plane",
+        "--event-plane",
+        "--use-vllm-tokenizer",
+    }
+)
+
+
+@dataclass
+class PodFacts:
+    """What the pod around a container says: GPU type from scheduling, labels."""
+
+    gpu: Sourced[str] | None = None
+    annotations: dict[str, Sourced[str]] = field(default_factory=dict)
+
+
+def scalar_sourced(node: Node | None) -> Sourced[str] | None:
+    if isinstance(node, Scalar) and node.value is not None and node.text != "":
+        return Sourced(node.text, node.span, node.raw)
+    return None
+
+
+def int_sourced(node: Node | None, problems: list[InputProblem], what: str) -> Sourced[int] | None:
+    if not isinstance(node, Scalar) or node.value is None:
+        return None
+    try:
+        return Sourced(int(str(node.value).strip()), node.span, node.raw)
+    except ValueError:
+        message = f"{what} must be a whole number, got `{node.text}`"
+        problems.append(InputProblem("KV502", node.span, message, Severity.ERROR))
+        return None
+
+
+def env_tokens(node: Node | None) -> dict[str, Token]:
+    """Kubernetes ``env`` (a list of name/value), or a mapping, or compose ``KEY=value`` items."""
+    env: dict[str, Token] = {}
+    if isinstance(node, Sequence):
+        for item in node.items:
+            if isinstance(item, Mapping):
+                name = item.text_of("name")
+                value = item.scalar("value")
+                if name and value is not None and value.value is not None:
+                    env[name] = Token(value.text, value)
+            elif isinstance(item, Scalar) and "=" in item.text:
+                var = item.text.partition("=")[0]
+                env[var.strip()] = Token(item.text, item).tail(len(var) + 1)
+    elif isinstance(node, Mapping):
+        for key_node, value_node in node.items:
+            if isinstance(value_node, Scalar) and value_node.value is not None:
+                env[key_node.text] = Token(value_node.text, value_node)
+    return env
+
+
+def gpu_from_resources(resources: Node | None, problems: list[InputProblem]) -> Sourced[int] | None:
+    """GPUs per pod: ``limits`` first (what the scheduler enforces), then ``requests``."""
+    if not isinstance(resources, Mapping):
+        return None
+    for section in ("limits", "requests"):
+        block = resources.mapping(section)
+        if block is None:
+            continue
+        for key in GPU_RESOURCES:
+            count = int_sourced(block.get(key), problems, f"`{key}`")
+            if count is not None:
+                return count
+    return None
+
+
+def gpu_from_scheduling(pod_spec: Mapping | None) -> Sourced[str] | None:
+    """The GPU named by ``nodeSelector`` or required node affinity, as written."""
+    if pod_spec is None:
+        return None
+    selector = pod_spec.mapping("nodeSelector")
+    if selector is not None:
+        for label in GPU_LABELS:
+            found = scalar_sourced(selector.get(label))
+            if found is not None:
+                return found
+    terms = pod_spec.dig(
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    )
+    if not isinstance(terms, Sequence):
+        terms = pod_spec.dig("nodeSelectorTerms")  # production-stack modelSpec
+    if isinstance(terms, Sequence):
+        for label in GPU_LABELS:
+            for term in terms.items:
+                found = _match_expression(term, label)
+                if found is not None:
+                    return found
+    return None
+
+
+def _match_expression(term: Node, label: str) -> Sourced[str] | None:
+    if not isinstance(term, Mapping):
+        return None
+    expressions = term.sequence("matchExpressions")
+    for expression in expressions.items if expressions is not None else []:
+        if not isinstance(expression, Mapping) or expression.text_of("key") != label:
+            continue
+        if expression.text_of("operator") not in ("In", None):
+            continue
+        values = expression.sequence("values")
+        if values is not None and values.items:
+            return scalar_sourced(values.items[0])
+    return None
+
+
+def container_deployment(
+    container: Mapping,
+    *,
+    name: str,
+    carrier: str,
+    problems: list[InputProblem],
+    pod: PodFacts | None = None,
+    command_key: str = "command",
+    args_key: str = "args",
+    env_key: str = "env",
+    extra_env: Iterable[tuple[str, Token]] = (),
+    default_engine: str | None = None,
+) -> Deployment | None:
+    """The Deployment a container runs, or None when it runs no engine kvlint knows."""
+    image_node = container.get("image")
+    image = image_node.text if isinstance(image_node, Scalar) else ""
+    env = dict(extra_env)
+    env.update(env_tokens(container.get(env_key)))
+    command_node = container.get(command_key)
+    command = [substitute(t, env) for t in from_node(command_node)]
+    args = [substitute(t, env) for t in from_node(container.get(args_key))]
+    invocation = find_invocation(command + args, image, command_given=command_node is not None)
+    engine_name = invocation.engine if invocation is not None else None
+    if engine_name is None and command_node is None and not args:
+        # No argv at all: the image's own entrypoint, or settings carried in env vars only.
+        engine_name = image_engine(image) if image else None
+        if engine_name is None and any(key.startswith("OLLAMA_") for key in env):
+            engine_name = "ollama"
+        engine_name = engine_name or default_engine
+    if engine_name is None:
+        return None
+    engine = ENGINES[engine_name]
+    if invocation is not None and invocation.program is not None:
+        engine_span: Span = invocation.program.span
+        engine_raw = invocation.program.raw
+    elif isinstance(image_node, Scalar):
+        engine_span, engine_raw = image_node.span, image_node.raw
+    else:
+        engine_span, engine_raw = container.span, None
+    dep = Deployment(
+        path=container.source.path,
+        span=container.span,
+        name=name,
+        carrier=carrier,
+        engine=Sourced(engine_name, engine_span, engine_raw),
+    )
+    if isinstance(image_node, Scalar):
+        version = version_from_image(image, engine_name)
+        if version is not None:
+            dep.engine_version = Sourced(version, image_node.span, image_node.raw)
+    dep.env = {key: Sourced(token.text, token.span, token.raw) for key, token in env.items()}
+    engine.apply_env(dep, env)
+    for var in engine.args_env:
+        token = env.get(var)
+        if token is not None and token.node is not None:
+            engine.apply_args(dep, words(token.node))
+    if invocation is not None:
+        extra = DYNAMO_FLAGS if invocation.launcher.startswith("dynamo.") else frozenset()
+        tokens = [substitute(t, env, shell=t.aligner is not None) for t in invocation.args]
+        if extra:
+            tokens = _drop_flags(tokens, extra)
+        engine.apply_args(dep, tokens)
+    dep.gpu_count = gpu_from_resources(container.get("resources"), problems)
+    if pod is not None:
+        dep.gpu = pod.gpu
+        dep.annotations = dict(pod.annotations)
+    return dep
+
+
+def _drop_flags(tokens: list[Token], flags: frozenset[str]) -> list[Token]:
+    """Remove a wrapper's own flags (and their values) before the engine reads the rest."""
+    out: list[Token] = []
+    skipping = False
+    for token in tokens:
+        if token.text.partition("=")[0] in flags:
+            skipping = "=" not in token.text
+            continue
+        if skipping and not token.text.startswith("-"):
+            continue
+        skipping = False
+        out.append(token)
+    return out

@@ -1,0 +1,58 @@
+"""An engine's own config file: ``vllm serve --config file.yaml`` (and SGLang's ``--config``).
+
+Keys are CLI long names, dashes or underscores (vllm/utils/argparse_utils.py
+``FlexibleArgumentParser.load_config_file``: every key becomes ``--key``).
+"""
+
+from __future__ import annotations
+
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.engines import ENGINES
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+
+NAME = "engine_yaml"
+
+# Keys only one engine spells so: they decide between vLLM and SGLang config files.
+_SGLANG_ONLY = frozenset({"model-path", "context-length", "mem-fraction-static", "tp-size"})
+
+
+def _keys(root: Node) -> list[str]:
+    if not isinstance(root, Mapping):
+        return []
+    return [key.replace("_", "-") for key in root.keys()]  # noqa: SIM118
+
+
+def engine_of(root: Node) -> str | None:
+    """The engine whose flags most of the top-level keys are, when they are nearly all flags."""
+    keys = _keys(root)
+    if not keys or "apiVersion" in keys or "kvlint" in keys:
+        return None
+    engine = "sglang" if _SGLANG_ONLY.intersection(keys) else "vllm"
+    spec = ENGINES[engine].spec
+    known = sum(1 for key in keys if spec.canonical("--" + key) is not None)
+    # Most keys must be real flags, so an arbitrary YAML file is not taken for a config.
+    if known >= max(1, (len(keys) * 2 + 2) // 3):
+        return engine
+    return None
+
+
+def matches(root: Node) -> bool:
+    return engine_of(root) is not None
+
+
+def extract(root: Node, ctx: Context) -> list[Deployment]:
+    assert isinstance(root, Mapping)
+    engine_name = engine_of(root) or "vllm"
+    engine = ENGINES[engine_name]
+    dep = Deployment(
+        path=ctx.path,
+        span=root.span,
+        name=f"{engine_name} config",
+        carrier=NAME,
+        engine=Sourced(engine_name, root.source.span(root.start, key="$")),
+    )
+    engine.apply_mapping(dep, root)
+    return [dep]

@@ -1,0 +1,115 @@
+"""Kubernetes workloads: Deployment, StatefulSet, DaemonSet, Job, CronJob, Pod, LeaderWorkerSet."""
+
+from __future__ import annotations
+
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.carriers.container import PodFacts
+from kvlint.deploy.carriers.container import container_deployment
+from kvlint.deploy.carriers.container import gpu_from_scheduling
+from kvlint.deploy.carriers.container import scalar_sourced
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+
+NAME = "kubernetes"
+
+# kind -> path from the document root to the pod template's spec
+_POD_SPECS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "Deployment": (("spec", "template", "spec"),),
+    "StatefulSet": (("spec", "template", "spec"),),
+    "DaemonSet": (("spec", "template", "spec"),),
+    "ReplicaSet": (("spec", "template", "spec"),),
+    "Job": (("spec", "template", "spec"),),
+    "CronJob": (("spec", "jobTemplate", "spec", "template", "spec"),),
+    "Pod": (("spec",),),
+    # The leader runs the server; without a leaderTemplate the worker template is every pod.
+    "LeaderWorkerSet": (
+        ("spec", "leaderWorkerTemplate", "leaderTemplate", "spec"),
+        ("spec", "leaderWorkerTemplate", "workerTemplate", "spec"),
+    ),
+}
+
+
+def kind_of(root: Node) -> tuple[str, str] | None:
+    """(apiVersion, kind) of a Kubernetes object, or None."""
+    if not isinstance(root, Mapping):
+        return None
+    api = root.text_of("apiVersion")
+    kind = root.text_of("kind")
+    if api is None or kind is None:
+        return None
+    return api, kind
+
+
+def matches(root: Node) -> bool:
+    found = kind_of(root)
+    return found is not None and found[1] in _POD_SPECS
+
+
+def object_name(root: Mapping) -> str:
+    metadata = root.mapping("metadata")
+    name = metadata.text_of("name") if metadata is not None else None
+    return f"{root.text_of('kind')}/{name or '?'}"
+
+
+def pod_facts(pod_spec: Mapping, template: Node | None) -> PodFacts:
+    facts = PodFacts(gpu=gpu_from_scheduling(pod_spec))
+    metadata = template.mapping("metadata") if isinstance(template, Mapping) else None
+    annotations = metadata.mapping("annotations") if metadata is not None else None
+    if annotations is not None:
+        for key, value in annotations.items:
+            sourced = scalar_sourced(value)
+            if sourced is not None:
+                facts.annotations[key.text] = Sourced(sourced.value, sourced.span, sourced.raw)
+    return facts
+
+
+def pod_deployments(
+    pod_spec: Mapping,
+    *,
+    label: str,
+    carrier: str,
+    ctx: Context,
+    template: Node | None = None,
+    default_engine: str | None = None,
+) -> list[Deployment]:
+    """One Deployment per container of a pod spec that runs an engine."""
+    facts = pod_facts(pod_spec, template)
+    deployments: list[Deployment] = []
+    containers = pod_spec.sequence("containers")
+    for index, container in enumerate(containers.items if containers is not None else []):
+        if not isinstance(container, Mapping):
+            continue
+        name = container.text_of("name") or f"#{index}"
+        dep = container_deployment(
+            container,
+            name=f"{label} container {name}",
+            carrier=carrier,
+            problems=ctx.problems,
+            pod=facts,
+            default_engine=default_engine,
+        )
+        if dep is not None:
+            deployments.append(dep)
+    return deployments
+
+
+def extract(root: Node, ctx: Context) -> list[Deployment]:
+    assert isinstance(root, Mapping)
+    kind = root.text_of("kind") or ""
+    label = object_name(root)
+    for path in _POD_SPECS[kind]:
+        pod_spec = root.dig(*path)
+        if not isinstance(pod_spec, Mapping):
+            continue
+        template = root.dig(*path[:-1]) if len(path) > 1 else root
+        role = ""
+        if kind == "LeaderWorkerSet":
+            role = " leader" if "leaderTemplate" in path else " worker"
+        found = pod_deployments(
+            pod_spec, label=label + role, carrier=NAME, ctx=ctx, template=template
+        )
+        if found:
+            return found
+    return []

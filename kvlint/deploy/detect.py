@@ -1,0 +1,171 @@
+"""Which engine runs: by the program in ``command``/``args`` (also inside ``sh -c``), or the image.
+
+Also the engine version an image tag states (``vllm/vllm-openai:v0.11.0`` -> ``0.11.0``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kvlint.deploy.engines.argv import Token
+from kvlint.deploy.engines.argv import commands
+
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+_WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})
+_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+# `python -m <module>` -> engine (NVIDIA Dynamo wraps the engines in dynamo.<engine>).
+_MODULES = {
+    "vllm.entrypoints.openai.api_server": "vllm",
+    "vllm.entrypoints.api_server": "vllm",
+    "vllm.entrypoints.cli.main": "vllm",
+    "dynamo.vllm": "vllm",
+    "sglang.launch_server": "sglang",
+    "dynamo.sglang": "sglang",
+}
+# program basename -> engine (with the sub-command it needs, if any)
+_PROGRAMS = {
+    "vllm": ("vllm", "serve"),
+    "sglang": ("sglang", "serve"),
+    "llama-server": ("llamacpp", None),
+    "text-generation-launcher": ("tgi", None),
+    "ollama": ("ollama", "serve"),
+}
+
+# Image name patterns -> engine; the llm-d images ship vLLM.
+_IMAGE_ENGINES = (
+    (re.compile(r"sglang", re.IGNORECASE), "sglang"),
+    (re.compile(r"llama\.?cpp|llama-cpp", re.IGNORECASE), "llamacpp"),
+    (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
+    (re.compile(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
+    (re.compile(r"vllm|llm-d/llm-d", re.IGNORECASE), "vllm"),
+)
+# Images whose entrypoint is the server itself, so `args` alone are the engine's flags.
+_SERVER_IMAGES = (
+    (re.compile(r"vllm/vllm-openai|vllm-openai|rocm/vllm|llm-d/llm-d", re.IGNORECASE), "vllm"),
+    (re.compile(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
+    (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
+    (re.compile(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
+)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """An engine started by an argv: the engine, the tokens it parses, the program token."""
+
+    engine: str
+    args: list[Token]
+    program: Token | None
+    launcher: str = ""  # the module or program that starts it ("dynamo.vllm", "vllm serve")
+
+
+def _basename(text: str) -> str:
+    return text.rstrip("/").rsplit("/", 1)[-1]
+
+
+def find_invocation(
+    argv: list[Token], image: str | None = None, *, command_given: bool = True
+) -> Invocation | None:
+    """The engine an argv starts, looking inside ``sh -c`` scripts; else the image's entrypoint."""
+    found = _scan(argv)
+    if found is not None:
+        return found
+    if not command_given and image:
+        engine = server_image_engine(image)
+        if engine is not None:
+            return Invocation(engine, argv, None, "image entrypoint")
+    return None
+
+
+def _scan(argv: list[Token]) -> Invocation | None:
+    tokens = _strip_prefix(argv)
+    if not tokens:
+        return None
+    if _basename(tokens[0].text) in _SHELLS:
+        script = _script(tokens)
+        if script is not None:
+            return script
+    for i, token in enumerate(tokens):
+        text = token.text
+        if text == "-m" and i + 1 < len(tokens) and tokens[i + 1].text in _MODULES:
+            module = tokens[i + 1]
+            return Invocation(_MODULES[module.text], tokens[i + 2 :], module, module.text)
+        base = _basename(text)
+        if base in _PROGRAMS and (i == 0 or _basename(tokens[i - 1].text) not in ("-m",)):
+            engine, sub = _PROGRAMS[base]
+            if sub is None:
+                return Invocation(engine, tokens[i + 1 :], token, base)
+            if i + 1 < len(tokens) and tokens[i + 1].text == sub:
+                return Invocation(engine, tokens[i + 2 :], token, f"{base} {sub}")
+        if i == 0 and not text.startswith("-") and not base.startswith("python"):
+            return None  # another program (a wrapper script): only its own arguments follow
+    return None
+
+
+def _strip_prefix(tokens: list[Token]) -> list[Token]:
+    i = 0
+    while i < len(tokens) and (
+        _ASSIGNMENT_RE.match(tokens[i].text) or _basename(tokens[i].text) in _WRAPPERS
+    ):
+        i += 1
+    return tokens[i:]
+
+
+def _script(tokens: list[Token]) -> Invocation | None:
+    """``sh -c "<script>"``: each simple command of the script, in order."""
+    for i, token in enumerate(tokens[1:], start=1):
+        text = token.text
+        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
+            if i + 1 >= len(tokens):
+                return None
+            script = tokens[i + 1]
+            if script.node is None or script.aligner is not None:
+                return None
+            for command in commands(script.node):
+                found = _scan(command)
+                if found is not None:
+                    return found
+            return None
+    return None
+
+
+def image_engine(image: str) -> str | None:
+    """The engine an image ships (``vllm/vllm-openai``, ``lmsysorg/sglang``, ...), if any."""
+    for pattern, engine in _IMAGE_ENGINES:
+        if pattern.search(image):
+            return engine
+    return None
+
+
+def server_image_engine(image: str) -> str | None:
+    """The engine an image *starts* with no command (its entrypoint is the server)."""
+    for pattern, engine in _SERVER_IMAGES:
+        if pattern.search(image):
+            return engine
+    return None
+
+
+_SEMVER_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
+_LLAMA_BUILD_RE = re.compile(r"(?:^|-)(b\d{3,6})(?:$|-)")
+_TGI_DLC_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
+
+
+def version_from_image(image: str, engine: str) -> str | None:
+    """The engine version an image tag states, or None (``latest``, a digest, a custom tag)."""
+    if engine == "tgi":
+        dlc = _TGI_DLC_RE.search(image)
+        if dlc:  # Google's DLC images: ...-text-generation-inference-cu124.2-3.ubuntu2204
+            return ".".join(part for part in dlc.groups() if part)
+    if image_engine(image) != engine or (engine == "vllm" and "llm-d" in image):
+        return None
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    tag = last.split(":", 1)[1]
+    if engine == "llamacpp":
+        build = _LLAMA_BUILD_RE.search(tag)
+        return build.group(1) if build else None
+    match = _SEMVER_RE.match(tag)
+    return match.group(1) if match else None

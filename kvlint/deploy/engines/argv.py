@@ -1,0 +1,227 @@
+"""Command-line tokens with positions: list items, shell strings (``sh -c "..."``), substitution.
+
+A token read from a YAML list item points at that item. A token cut out of a longer string (a
+``sh -c`` script, a folded ``command: >`` block, ``VLLM_ADDITIONAL_ARGS``) points at its own
+characters: the parsed string is aligned back onto the file's characters, so the column is that
+of the token in the file whatever the scalar's style (plain, quoted, ``|`` or ``>``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import replace
+
+from kvlint.finding import Span
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence
+
+_OPERATORS = (";", "&&", "||", "|", "&", "\n", "(", ")")
+_K8S_VAR_RE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHELL_VAR_RE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class Aligner:
+    """Maps offsets in a scalar's parsed text to offsets in the file (both 0-based)."""
+
+    __slots__ = ("_map", "scalar")
+
+    def __init__(self, scalar: Scalar) -> None:
+        self.scalar = scalar
+        self._map: list[int] | None = None
+
+    def _build(self) -> list[int]:
+        scalar = self.scalar
+        raw = scalar.source.text[scalar.start : scalar.end]
+        text = scalar.text
+        if raw == text:  # a plain one-line scalar: the identity
+            return [scalar.start + i for i in range(len(text) + 1)]
+        pos = 0
+        if scalar.style in ("|", ">"):
+            pos = raw.find("\n") + 1  # skip the block header (`|-`, `>2`, a comment)
+        elif scalar.style in ('"', "'"):
+            pos = 1
+        mapping: list[int] = []
+        for char in text:
+            if char.isspace():
+                mapping.append(scalar.start + pos)
+                continue
+            # Non-blank characters appear in the file in order; folding, indentation and
+            # escapes only add characters between them.
+            found = raw.find(char, pos)
+            if found < 0:
+                mapping.append(scalar.start + pos)
+                continue
+            mapping.append(scalar.start + found)
+            pos = found + 1
+        mapping.append(scalar.start + pos)
+        return mapping
+
+    def offset(self, index: int) -> int:
+        if self._map is None:
+            self._map = self._build()
+        return self._map[min(index, len(self._map) - 1)]
+
+    def span(self, start: int, end: int) -> Span:
+        """The file span of ``text[start:end]`` (``end`` exclusive, ``start < end``)."""
+        first = self.offset(start)
+        last = self.offset(end - 1) + 1 if end > start else first
+        return self.scalar.source.span(first, last, self.scalar.path)
+
+
+@dataclass(frozen=True)
+class Token:
+    """One argv word: its text (after quote removal) and where its characters are."""
+
+    text: str
+    node: Scalar | None
+    aligner: Aligner | None = None
+    start: int = 0  # offsets in node.text (only with an aligner)
+    end: int = 0
+    fallback: Span | None = None  # for tokens with no node (synthesised)
+
+    @property
+    def span(self) -> Span:
+        if self.aligner is not None:
+            return self.aligner.span(self.start, self.end)
+        if self.node is not None:
+            return self.node.span
+        assert self.fallback is not None
+        return self.fallback
+
+    @property
+    def raw(self) -> str:
+        if self.node is None:
+            return self.text
+        if self.aligner is not None:
+            span = self.span
+            source = self.node.source
+            first = source.line_starts[span.line - 1] + span.column - 1
+            last_line = span.end_line or span.line
+            last = source.line_starts[last_line - 1] + (span.end_column or span.column) - 1
+            return source.text[first:last]
+        return self.node.raw
+
+    def tail(self, skip: int) -> Token:
+        """The token without its first ``skip`` characters: the value of ``--flag=value``."""
+        if self.aligner is not None:
+            return replace(self, text=self.text[skip:], start=self.start + skip)
+        if self.node is not None and self.node.text == self.text:
+            aligner = Aligner(self.node)
+            return Token(self.text[skip:], self.node, aligner, skip, len(self.text))
+        return replace(self, text=self.text[skip:])
+
+
+def from_node(node: Node | None) -> list[Token]:
+    """Tokens of a ``command``/``args`` value: a list (one token per item) or one string."""
+    if node is None:
+        return []
+    if isinstance(node, Sequence):
+        return [
+            Token(item.text, item)
+            for item in node.items
+            if isinstance(item, Scalar) and item.value is not None
+        ]
+    if isinstance(node, Scalar) and node.value is not None:
+        return words(node)
+    return []
+
+
+def words(scalar: Scalar) -> list[Token]:
+    """A string split into words as a shell would (compose ``command: "..."``)."""
+    return [token for command in commands(scalar) for token in command]
+
+
+def commands(scalar: Scalar) -> list[list[Token]]:
+    """A shell script split into simple commands (at ``;``, ``&&``, ``|``, newlines), as words."""
+    aligner = Aligner(scalar)
+    result: list[list[Token]] = [[]]
+    for text, start, end, is_operator in _lex(scalar.text):
+        if is_operator:
+            if result[-1]:
+                result.append([])
+            continue
+        result[-1].append(Token(text, scalar, aligner, start, end))
+    return [command for command in result if command]
+
+
+def _lex(text: str) -> list[tuple[str, int, int, bool]]:
+    """(word, start, end, is_operator) with POSIX-shell quoting, comments and continuations."""
+    out: list[tuple[str, int, int, bool]] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\" and i + 1 < n and text[i + 1] == "\n":
+            i += 2  # a line continuation
+            continue
+        if char in " \t\r":
+            i += 1
+            continue
+        if char == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+        if operator is not None:
+            out.append((operator, i, i + len(operator), True))
+            i += len(operator)
+            continue
+        start = i
+        word: list[str] = []
+        while i < n:
+            char = text[i]
+            if char in " \t\r\n;&|()":
+                break
+            if char == "$" and i + 1 < n and text[i + 1] in "({":
+                # $(VAR) / ${VAR} stay in the word (Kubernetes or shell expansion, done later).
+                close = text.find(")" if text[i + 1] == "(" else "}", i + 2)
+                close = n - 1 if close < 0 else close
+                word.append(text[i : close + 1])
+                i = close + 1
+            elif char == "\\" and i + 1 < n:
+                if text[i + 1] != "\n":
+                    word.append(text[i + 1])
+                i += 2
+            elif char == "'":
+                close = text.find("'", i + 1)
+                close = n if close < 0 else close
+                word.append(text[i + 1 : close])
+                i = close + 1
+            elif char == '"':
+                i += 1
+                while i < n and text[i] != '"':
+                    if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`':
+                        i += 1
+                    word.append(text[i])
+                    i += 1
+                i += 1
+            else:
+                word.append(char)
+                i += 1
+        out.append(("".join(word), start, min(i, n), False))
+    return out
+
+
+def substitute(token: Token, env: Mapping[str, Token], *, shell: bool = False) -> Token:
+    """Kubernetes ``$(VAR)`` expansion from the container's env (``$VAR`` too for a shell).
+
+    A token that is exactly one variable takes the span of the variable's value, so a finding
+    points where the value is written.
+    """
+    text = token.text
+    pattern_hits = [(m, m.group(1)) for m in _K8S_VAR_RE.finditer(text)]
+    if shell:
+        pattern_hits += [(m, m.group(1) or m.group(2)) for m in _SHELL_VAR_RE.finditer(text)]
+    if not pattern_hits:
+        return token
+    for match, name in pattern_hits:
+        if match.group(0) == text and name in env:
+            return env[name]
+    result = text
+    for match, name in pattern_hits:
+        if name in env:
+            result = result.replace(match.group(0), env[name].text, 1)
+    return replace(token, text=result) if result != text else token

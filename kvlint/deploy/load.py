@@ -1,0 +1,85 @@
+"""``load_path``: a file -> every Deployment in it, and every problem found reading it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from kvlint.deploy.carriers import CARRIERS
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.errors import KvlintError
+from kvlint.source.nodes import Mapping
+from kvlint.source.text import decode
+from kvlint.source.yaml import Document
+from kvlint.source.yaml import parse_documents
+
+
+@dataclass
+class LoadResult:
+    path: str  # the display path
+    text: str
+    deployments: list[Deployment] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+def load_path(path: Path, *, display: str | None = None) -> LoadResult:
+    """Read one file. Bad content becomes problems; only an I/O failure raises KvlintError."""
+    shown = display if display is not None else str(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise KvlintError("is a directory, not a file", path=shown) from None
+    except FileNotFoundError:
+        raise KvlintError("no such file", path=shown) from None
+    except PermissionError:
+        raise KvlintError("permission denied", path=shown) from None
+    except OSError as exc:
+        raise KvlintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+    return load_bytes(data, display=shown, json=path.suffix.lower() == ".json")
+
+
+def load_text(text: str, *, display: str, json: bool = False) -> LoadResult:
+    """``load_path`` for text already in memory (tests, editors, stdin)."""
+    return load_bytes(text.encode("utf-8"), display=display, json=json)
+
+
+def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
+    source, problems = decode(display, data)
+    if source is None:
+        return LoadResult(display, "", [], problems)
+    documents, parse_problems = parse_documents(source, json=json)
+    ctx = Context(source, problems)
+    ctx.problems.extend(parse_problems)
+    deployments: list[Deployment] = []
+    for document in documents:
+        deployments.extend(_read_document(document, ctx))
+    for dep in deployments:
+        ctx.problems.extend(dep.problems)
+    return LoadResult(display, source.text, deployments, ctx.problems)
+
+
+def _read_document(document: Document, ctx: Context) -> list[Deployment]:
+    root = document.root
+    for carrier in CARRIERS.values():
+        if carrier.matches(root):
+            return carrier.extract(root, ctx)
+    if _is_recognised(root):
+        return []
+    ctx.unrecognised(
+        document.span,
+        "document not recognised as a deployment (a Kubernetes manifest, compose file, "
+        "Helm values, engine config or kvlint plan): nothing checked in it",
+    )
+    return []
+
+
+def _is_recognised(root: object) -> bool:
+    """Documents that are known and hold no deployment: other Kubernetes objects, empty ones."""
+    if not isinstance(root, Mapping):
+        return root is None or getattr(root, "value", "") in (None, "")
+    if not root.items:
+        return True
+    return root.text_of("apiVersion") is not None and root.text_of("kind") is not None

@@ -1,0 +1,285 @@
+"""YAML and JSON to position-carrying nodes, safely: no tag ever builds a Python object.
+
+ruamel.yaml only *composes* here (a node graph with marks); values are resolved by our own
+``_convert``, which knows nothing but str, int, float, bool and null. Each ``---`` document is
+composed on its own, so a broken document (a conflict marker, a template placeholder, a TAB) is
+one KV901 problem while the other documents of the file are still read. Aliases are expanded with
+a budget (a "billion laughs" file is refused, not expanded) and nesting has a depth limit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from kvlint.deploy.model import InputProblem
+from kvlint.finding import Span
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import ScalarValue
+from kvlint.source.nodes import Sequence
+from kvlint.source.nodes import child_path
+from kvlint.source.text import SourceText
+from kvlint.source.text import conflict_markers
+from kvlint.source.text import unreadable
+
+MAX_DEPTH = 200
+# Nodes an alias may add beyond the file's own: generous for compose anchors (x-common: &c),
+# far below what a billion-laughs document needs.
+ALIAS_BUDGET = 100_000
+
+_DOC_START_RE = re.compile(r"^---(?=[ \t]|$)", re.MULTILINE)
+_PLACEHOLDER_RE = re.compile(r"\{\{[^}\n]*\}\}")
+_TAG = "tag:yaml.org,2002:"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML document of a file: its root node and its 0-based index in the file."""
+
+    root: Node
+    index: int
+
+    @property
+    def span(self) -> Span:
+        return self.root.source.span(self.root.start, key="$")
+
+
+class _Refused(Exception):
+    """Aborts converting one document; carries the problem to report."""
+
+    def __init__(self, problem: InputProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+@cache
+def _composer() -> Any:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=True)
+
+
+def parse_documents(
+    source: SourceText, *, json: bool = False
+) -> tuple[list[Document], list[InputProblem]]:
+    """Every document of ``source`` as nodes, plus the problems found (never raises)."""
+    documents: list[Document] = []
+    problems: list[InputProblem] = []
+    for index, (start, end) in enumerate(_chunks(source.text, json=json)):
+        chunk = source.text[start:end]
+        if json:
+            # JSON allows TAB as whitespace and a raw TAB cannot sit inside a JSON string, so
+            # spaces keep every column and let the YAML composer read the file.
+            chunk = chunk.replace("\t", " ")
+        markers = conflict_markers(source.text, start, end)
+        if markers:
+            problems.append(_conflict_problem(source, markers))
+            continue
+        root, problem = _compose(source, chunk, start)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        if root is None:
+            continue
+        converter = _Converter(source, start)
+        try:
+            node = converter.convert(root, "$", 0)
+        except _Refused as refused:
+            problems.append(refused.problem)
+            continue
+        problems.extend(converter.problems)
+        documents.append(Document(node, index))
+    return documents, problems
+
+
+def _chunks(text: str, *, json: bool) -> list[tuple[int, int]]:
+    """(start, end) offsets of each ``---`` document; the marker line stays with its document."""
+    if json:
+        return [(0, len(text))]
+    starts = [m.start() for m in _DOC_START_RE.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    ends = [*starts[1:], len(text)]
+    return list(zip(starts, ends, strict=True))
+
+
+def _conflict_problem(source: SourceText, markers: list[int]) -> InputProblem:
+    first = markers[0]
+    line, _ = source.position(first)
+    marker = source.line_text(line).strip()
+    others = ", ".join(str(source.position(m)[0]) for m in markers[1:])
+    plural = "s" if len(markers) > 2 else ""
+    where = f" (more markers at line{plural} {others})" if others else ""
+    message = f"unresolved git merge-conflict marker `{marker}`{where}: resolve the conflict"
+    return unreadable(source.span(first), message)
+
+
+def _compose(source: SourceText, chunk: str, offset: int) -> tuple[Any, InputProblem | None]:
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return _composer().compose(chunk), None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        position = offset + (mark.index if mark is not None else 0)
+        return None, unreadable(source.span(position), _yaml_message(source, exc, position))
+    except YAMLError as exc:
+        return None, unreadable(source.span(offset), f"invalid YAML: {exc}")
+    except RecursionError:
+        message = "YAML nesting is too deep to read (more than a few hundred levels)"
+        return None, unreadable(source.span(offset), message)
+
+
+def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
+    line, column = source.position(position)
+    text = source.line_text(line)
+    char = text[column - 1] if column - 1 < len(text) else ""
+    if char == "\t" or "'\\t'" in str(exc.problem):
+        return "a TAB character where YAML allows only spaces: replace it with spaces"
+    placeholder = _PLACEHOLDER_RE.search(text)
+    if placeholder:
+        return f"unfilled template placeholder `{placeholder.group()}`: render the template first"
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    detail = f"{context}: {problem}" if context and problem else (problem or context or str(exc))
+    return f"invalid YAML: {detail}"
+
+
+class _Converter:
+    """Turns a composed ruamel node graph into our nodes, checking what YAML lets through."""
+
+    def __init__(self, source: SourceText, offset: int) -> None:
+        self.source = source
+        self.offset = offset
+        self.budget = ALIAS_BUDGET
+        self.seen: set[int] = set()
+        self.problems: list[InputProblem] = []
+
+    def _bounds(self, node: Any) -> tuple[int, int]:
+        return self.offset + node.start_mark.index, self.offset + node.end_mark.index
+
+    def convert(self, node: Any, path: str, depth: int) -> Node:
+        start, end = self._bounds(node)
+        if depth > MAX_DEPTH:
+            message = f"nesting deeper than {MAX_DEPTH} levels: not a deployment file"
+            raise _Refused(unreadable(self.source.span(start), message))
+        if id(node) in self.seen:
+            # An alias: charged against the budget, so expansion cannot explode.
+            self.budget -= 1
+            if self.budget < 0:
+                message = "too many alias expansions (a YAML 'billion laughs' bomb?): refused"
+                raise _Refused(unreadable(self.source.span(start), message))
+        else:
+            self.seen.add(id(node))
+        tag = str(node.tag)
+        if "python/" in tag:
+            message = f"tag `{_short_tag(tag)}` would build a Python object: refused"
+            self.problems.append(unreadable(self.source.span(start), message))
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            return self._mapping(node, path, depth, start, end)
+        if kind == "SequenceNode":
+            items = [
+                self.convert(item, child_path(path, i), depth + 1)
+                for i, item in enumerate(node.value)
+            ]
+            return Sequence(self.source, path, start, end, items)
+        text = str(node.value)
+        style = node.style or ""
+        value = _resolve(tag, text) if not style else text
+        return Scalar(self.source, path, start, end, value, text, style, tag)
+
+    def _mapping(self, node: Any, path: str, depth: int, start: int, end: int) -> Mapping:
+        items: list[tuple[Scalar, Node]] = []
+        index: dict[str, int] = {}
+        merged: list[Mapping] = []
+        for key_node, value_node in node.value:
+            if str(key_node.tag) == _TAG + "merge":
+                merged.extend(self._merge_sources(value_node, path, depth))
+                continue
+            if type(key_node).__name__ != "ScalarNode":
+                self.problems.append(self._bad_key(key_node))
+                continue
+            key = self.convert(key_node, path, depth + 1)
+            assert isinstance(key, Scalar)
+            value = self.convert(value_node, child_path(path, key.text), depth + 1)
+            if key.text in index:
+                first = items[index[key.text]][0]
+                message = (
+                    f"duplicate key `{key.text}` (first at line {first.line}); "
+                    "the last one wins here, other tools may disagree"
+                )
+                self.problems.append(unreadable(key.span, message))
+                items[index[key.text]] = (key, value)
+            else:
+                index[key.text] = len(items)
+                items.append((key, value))
+        # YAML merge keys: explicit keys win, then earlier merged mappings over later ones.
+        for source_map in merged:
+            for key, value in source_map.items:
+                if key.text not in index:
+                    index[key.text] = len(items)
+                    items.append((key, value))
+        return Mapping(self.source, path, start, end, items)
+
+    def _merge_sources(self, node: Any, path: str, depth: int) -> list[Mapping]:
+        converted = self.convert(node, path, depth + 1)
+        candidates = converted.items if isinstance(converted, Sequence) else [converted]
+        maps = [c for c in candidates if isinstance(c, Mapping)]
+        if len(maps) != len(candidates):
+            message = "a merge key `<<` must point at a mapping or a list of mappings"
+            self.problems.append(unreadable(converted.span, message))
+        return maps
+
+    def _bad_key(self, key_node: Any) -> InputProblem:
+        start, end = self._bounds(key_node)
+        text = self.source.text[start:end]
+        line, _ = self.source.position(start)
+        line_start = self.source.line_starts[line - 1]
+        placeholder = _PLACEHOLDER_RE.search(self.source.line_text(line))
+        if placeholder and "{" in text:
+            message = (
+                f"unfilled template placeholder `{placeholder.group()}`: "
+                "render the template (or quote the value) first"
+            )
+            return unreadable(self.source.span(line_start + placeholder.start()), message)
+        message = "a mapping key must be a scalar (this one is a mapping or a list)"
+        return unreadable(self.source.span(start), message)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
+
+
+def _resolve(tag: str, text: str) -> ScalarValue:
+    """A plain scalar's value from its resolved tag (YAML 1.2 core schema)."""
+    if tag == _TAG + "null":
+        return None
+    if tag == _TAG + "bool":
+        return text.lower() in ("true", "yes", "on")
+    if tag == _TAG + "int":
+        try:
+            return int(text.replace("_", ""), 0)
+        except ValueError:
+            try:
+                return int(text.replace("_", ""))
+            except ValueError:
+                return text
+    if tag == _TAG + "float":
+        lowered = text.lower().replace("_", "")
+        if lowered in (".inf", "+.inf"):
+            return float("inf")
+        if lowered == "-.inf":
+            return float("-inf")
+        if lowered == ".nan":
+            return float("nan")
+        try:
+            return float(lowered)
+        except ValueError:
+            return text
+    return text

@@ -1,0 +1,45 @@
+"""``load_path``: I/O failures raise KvlintError; content problems never do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.deploy.load import load_path
+from kvlint.errors import KvlintError
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(KvlintError, match="no such file") as missing:
+        load_path(tmp_path / "nope.yaml", display="nope.yaml")
+    assert str(missing.value) == "nope.yaml: no such file"
+    with pytest.raises(KvlintError, match="is a directory"):
+        load_path(tmp_path)
+
+
+def test_binary_file_is_a_problem(tmp_path: Path) -> None:
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"\x00\x01\x02")
+    result = load_path(path, display="model.bin")
+    assert result.deployments == []
+    assert [(p.code, p.span.location()) for p in result.problems] == [("KV901", "model.bin:1:1")]
+
+
+def test_display_path_in_every_span(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("model: m\nmax-num-seqs: 4\n")
+    result = load_path(path, display="deploy/c.yaml")
+    assert result.path == "deploy/c.yaml"
+    (dep,) = result.deployments
+    assert dep.path == "deploy/c.yaml"
+    assert dep.max_num_seqs is not None
+    assert dep.max_num_seqs.span.location() == "deploy/c.yaml:2:15"
+
+
+def test_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "vllm.json"
+    path.write_text('{\n\t"model": "m",\n\t"max_model_len": 8192\n}\n')
+    (dep,) = load_path(path, display="vllm.json").deployments
+    assert dep.max_model_len is not None
+    assert (dep.max_model_len.value, dep.max_model_len.span.location()) == (8192, "vllm.json:3:19")

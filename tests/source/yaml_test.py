@@ -1,0 +1,153 @@
+"""Position-carrying YAML/JSON loading: values, spans, and every way a file can be broken."""
+
+from __future__ import annotations
+
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence
+from kvlint.source.text import decode
+from kvlint.source.yaml import parse_documents
+
+
+def _parse(text: str, *, json: bool = False):  # type: ignore[no-untyped-def]
+    source, problems = decode("f.yaml", text.encode())
+    assert source is not None and not problems
+    return parse_documents(source, json=json)
+
+
+def _messages(problems) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f"{p.code} {p.span.location()} {p.message}" for p in problems]
+
+
+def test_values_and_spans() -> None:
+    docs, problems = _parse("a: 1\nb:\n  - x\n  - 'y z'\nc: {d: 2.5, e: true, f: null}\n")
+    assert problems == []
+    root = docs[0].root
+    assert isinstance(root, Mapping)
+    assert root.plain() == {"a": 1, "b": ["x", "y z"], "c": {"d": 2.5, "e": True, "f": None}}
+    quoted = root.dig("b")
+    assert isinstance(quoted, Sequence)
+    item = quoted.items[1]
+    assert isinstance(item, Scalar)
+    assert item.span[1:] == (4, 5, "$.b[1]", 10, None)
+    assert item.raw == "'y z'"
+    key_path = root.dig("c", "e")
+    assert key_path is not None and key_path.span.key == "$.c.e"
+
+
+def test_key_path_quotes_dotted_keys() -> None:
+    docs, _ = _parse("limits:\n  nvidia.com/gpu: 8\n")
+    node = docs[0].root.dig("limits", "nvidia.com/gpu")  # type: ignore[attr-defined]
+    assert node.span.key == '$.limits["nvidia.com/gpu"]'
+    assert (node.span.line, node.span.column) == (2, 19)
+
+
+def test_multi_document_positions_and_isolation() -> None:
+    text = "a: 1\n---\nb: [\n---\nc: 3\n"
+    docs, problems = _parse(text)
+    assert [d.root.plain() for d in docs] == [{"a": 1}, {"c": 3}]
+    assert docs[1].root.span.line == 5
+    assert len(problems) == 1 and problems[0].code == "KV901"
+    assert problems[0].span.line == 4  # the broken flow sequence runs into the next marker
+
+
+def test_duplicate_key_is_reported_and_last_wins() -> None:
+    docs, problems = _parse("max-num-seqs: 8\nmax-num-seqs: 16\n")
+    assert docs[0].root.plain() == {"max-num-seqs": 16}
+    assert _messages(problems) == [
+        "KV901 f.yaml:2:1 duplicate key `max-num-seqs` (first at line 1); "
+        "the last one wins here, other tools may disagree"
+    ]
+
+
+def test_merge_keys() -> None:
+    text = "x-common: &c\n  image: vllm/vllm-openai\n  tty: true\nsvc:\n  <<: *c\n  tty: false\n"
+    docs, problems = _parse(text)
+    assert problems == []
+    assert docs[0].root.plain()["svc"] == {"tty": False, "image": "vllm/vllm-openai"}  # type: ignore[index]
+
+
+def test_python_tag_is_refused_not_executed() -> None:
+    docs, problems = _parse('a: !!python/object/apply:os.system ["echo pwned"]\n')
+    assert docs[0].root.plain() == {"a": ["echo pwned"]}
+    assert _messages(problems) == [
+        "KV901 f.yaml:1:4 tag `!!python/object/apply:os.system` would build a Python object: "
+        "refused"
+    ]
+
+
+def test_billion_laughs_is_refused_quickly() -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
+    docs, problems = _parse("\n".join(lines) + "\n")
+    assert docs == []
+    assert [p.code for p in problems] == ["KV901"]
+    assert "billion laughs" in problems[0].message
+
+
+def test_deep_nesting_does_not_escape() -> None:
+    docs, problems = _parse("[" * 3000)
+    assert docs == []
+    assert [p.code for p in problems] == ["KV901"]
+    assert problems[0].message.startswith(("YAML nesting is too deep", "nesting deeper"))
+
+
+def test_tab_indentation_message() -> None:
+    _, problems = _parse("spec:\n\tname: x\n")
+    assert _messages(problems) == [
+        "KV901 f.yaml:2:1 a TAB character where YAML allows only spaces: replace it with spaces"
+    ]
+
+
+def test_conflict_markers() -> None:
+    text = "a: 1\n<<<<<<< HEAD\nb: 2\n=======\nb: 3\n>>>>>>> main\n"
+    docs, problems = _parse(text)
+    assert docs == []
+    assert _messages(problems) == [
+        "KV901 f.yaml:2:1 unresolved git merge-conflict marker `<<<<<<< HEAD` "
+        "(more markers at lines 4, 6): resolve the conflict"
+    ]
+
+
+def test_unfilled_placeholder_key() -> None:
+    _, problems = _parse("data:\n  token: {{HF_TOKEN}}\n")
+    assert _messages(problems) == [
+        "KV901 f.yaml:2:10 unfilled template placeholder `{{HF_TOKEN}}`: "
+        "render the template (or quote the value) first"
+    ]
+
+
+def test_syntax_error_position() -> None:
+    _, problems = _parse("a: [1, 2\nb: 3\n")
+    assert len(problems) == 1
+    assert problems[0].code == "KV901"
+    assert problems[0].message.startswith("invalid YAML: ")
+    assert problems[0].span.line == 2
+
+
+def test_json_with_tabs() -> None:
+    docs, problems = _parse('{\n\t"max_model_len": 4096,\n\t"a": [1]\n}\n', json=True)
+    assert problems == []
+    node = docs[0].root.dig("max_model_len")  # type: ignore[attr-defined]
+    assert (node.value, node.span.line, node.span.column) == (4096, 2, 19)
+
+
+def test_binary_and_bad_utf8() -> None:
+    source, problems = decode("b.bin", b"\x7fELF\x00\x00")
+    assert source is None and _messages(problems) == [
+        "KV901 b.bin:1:1 binary file (NUL bytes): not a YAML or JSON"
+    ]
+    source, problems = decode("u.yaml", b"a: 1\nb: caf\xe9\n")
+    assert source is None and _messages(problems) == [
+        "KV901 u.yaml:2:7 invalid UTF-8 (byte 0xe9): save the file as UTF-8"
+    ]
+
+
+def test_crlf_and_bom() -> None:
+    source, problems = decode("w.yaml", b"\xef\xbb\xbfa: 1\r\nb: 2\r\n")
+    assert source is not None and problems == []
+    docs, _ = parse_documents(source)
+    node = docs[0].root.dig("b")  # type: ignore[attr-defined]
+    assert (node.value, node.span.line, node.span.column) == (2, 2, 4)
