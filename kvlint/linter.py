@@ -198,8 +198,12 @@ def _lint_file(run: _Run, path: Path, display: str) -> tuple[list[DeploymentResu
             Finding(INTERNAL, "internal-error", Severity.ERROR, Span(display, 1, 1), message)
         ]
 
+    # The loader may also list each deployment's own problems at file level: those reach the
+    # rules through the deployment, so only the rest are routed here.
+    owned = {p for dep in loaded.deployments for p in dep.problems}
+    file_problems = [run.input_problem(p) for p in loaded.problems if p not in owned]
     tagged: list[tuple[Finding, int | None]] = [
-        (f, None) for f in _enabled(run, [run.input_problem(p) for p in loaded.problems], display)
+        (f, None) for f in _enabled(run, file_problems, display)
     ]
     annotations: list[Directive] = []
     results: list[tuple[Deployment, Sizing | None, Any]] = []

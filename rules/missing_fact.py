@@ -36,11 +36,23 @@ class MissingFact(InputProblemRule):
 
     Use instead:
     ```yaml
-    # file: plan.yaml
-    model: meta-llama/Llama-3.1-8B-Instruct
-    engine: vllm
-    gpu: H100-80GB
-    max_model_len: 8192
+    # file: deploy.yaml
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: llm
+    spec:
+      template:
+        spec:
+          nodeSelector:
+            nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.11.0
+              args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
     ```
     """
 
@@ -55,10 +67,13 @@ class MissingFact(InputProblemRule):
         if any(p.code == "KV902" for p in dep.problems):
             # The unknown model has its own error; do not say it again as a missing fact.
             missing = [m for m in missing if "model" not in m.lower()]
+        if dep.gpu is not None:
+            # A GPU is named but kvlint cannot place it: KV903 says so, with the known names.
+            missing = [m for m in missing if "gpu" not in m.lower()]
         if found or not missing:
             return
-        facts = ", ".join(missing)
-        message = f"the files do not give {facts}: the checks that need it did not run"
+        facts = ", the ".join(missing)
+        message = f"the files do not give the {facts}: the checks that need it did not run"
         if any("gpu" in m.lower() for m in missing):
             message += " (name the GPU with `--gpu` or `gpu` in the kvlint config)"
         yield Problem(dep.span, message)

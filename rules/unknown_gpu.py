@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -22,25 +23,49 @@ class UnknownGpu(InputProblemRule):
 
     ## Why is this bad?
     The capacity checks need the GPU's memory. With a name kvlint cannot place they cannot run,
-    and a typo in a node selector also means the pod never schedules. The message lists the
-    names kvlint knows.
+    and a typo in a node selector also means the pod never schedules. The message names the
+    closest known names; `kvlint explain KV903 --file FILE` lists them all.
 
     ## Example
     ```yaml
-    # file: plan.yaml
-    model: meta-llama/Llama-3.1-8B-Instruct
-    engine: vllm
-    gpu: H1000
-    max_model_len: 8192
+    # file: deploy.yaml
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: llm
+    spec:
+      template:
+        spec:
+          nodeSelector:
+            nvidia.com/gpu.product: NVIDIA-H1000
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.11.0
+              args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
     ```
 
     Use instead:
     ```yaml
-    # file: plan.yaml
-    model: meta-llama/Llama-3.1-8B-Instruct
-    engine: vllm
-    gpu: H100-80GB
-    max_model_len: 8192
+    # file: deploy.yaml
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: llm
+    spec:
+      template:
+        spec:
+          nodeSelector:
+            nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.11.0
+              args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
     ```
     """
 
@@ -56,7 +81,10 @@ class UnknownGpu(InputProblemRule):
         from kvlint.arith.gpus import known_gpu_names
         from kvlint.arith.gpus import lookup_gpu
 
-        if lookup_gpu(str(dep.gpu.value)) is None:
-            names = ", ".join(known_gpu_names())
-            message = f"unknown GPU `{dep.gpu.value}`; kvlint knows {names}"
-            yield Problem(dep.gpu.span, message)
+        name = str(dep.gpu.value)
+        if lookup_gpu(name) is None:
+            known = known_gpu_names()
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+            hint = ", ".join(f"`{c}`" for c in close) if close else ", ".join(known[:3])
+            message = f"unknown GPU `{name}`; known names include {hint} ({len(known)} known)"
+            yield Problem(dep.gpu.span, message, numbers=(("known GPUs", ", ".join(known)),))
