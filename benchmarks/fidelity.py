@@ -53,9 +53,20 @@ def load_cases(path: Path = LOGS) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# Cases whose ``model`` field is free text: the Hub id the case's notes identify.
+MODEL_NAMES = {
+    "LLaMa 3.1 70B": "meta-llama/Meta-Llama-3.1-70B-Instruct",
+    "Llama2-70b": "meta-llama/Llama-2-70b-hf",
+    "deepseek-coder-6.7b-instruct": "deepseek-ai/deepseek-coder-6.7b-instruct",
+    "mistralai_mistral-7b-instruct-v0.2": "mistralai/Mistral-7B-Instruct-v0.2",
+    "Qwen/Qwen1.5-72B-Chat-GGUF": "Qwen/Qwen1.5-72B-Chat",
+}
+
+
 def resolve_model(case: dict[str, Any]) -> ModelSpec | None:
     """The case's model through the catalog, else the matching shared config fixture."""
     ref = str(case.get("model") or "").split(" (")[0].strip()
+    ref = MODEL_NAMES.get(ref, ref)
     if not ref:
         return None
     try:
@@ -166,10 +177,12 @@ class Replay:
         return (self.free.available_kv_bytes / GiB - logged) / logged
 
     def tokens_error(self) -> float | None:
+        """vLLM: from the logged memory. SGLang and TGI log no memory: from the GPU alone."""
         logged = _number(self.logged.get("kv_cache_tokens"))
-        if self.pinned is None or not logged or self.pinned.kv_cache_tokens is None:
+        source = self.pinned if self.case["engine"] == "vllm" else self.free
+        if source is None or not logged or source.kv_cache_tokens is None:
             return None
-        return (self.pinned.kv_cache_tokens - logged) / logged
+        return (source.kv_cache_tokens - logged) / logged
 
     def concurrency_error(self) -> float | None:
         logged = _number(self.logged.get("max_concurrency"))
@@ -212,7 +225,16 @@ def report(replays: list[Replay]) -> None:
             f"{_pct(r.tokens_error()):>9} {_pct(r.concurrency_error()):>9} {shown}{model}"
         )
     avail = [abs(e) for r in replays if (e := r.avail_error()) is not None]
-    tokens = [abs(e) for r in replays if (e := r.tokens_error()) is not None]
+    tokens = [
+        abs(e)
+        for r in replays
+        if r.case["engine"] == "vllm" and (e := r.tokens_error()) is not None
+    ]
+    others = [
+        (r.case["id"], e)
+        for r in replays
+        if r.case["engine"] != "vllm" and (e := r.tokens_error()) is not None
+    ]
     conc = [abs(e) for r in replays if (e := r.concurrency_error()) is not None]
     verdicts = [v for r in replays if (v := r.verdict()) is not None]
     resolved = sum(1 for r in replays if r.spec is not None)
@@ -229,9 +251,9 @@ def report(replays: list[Replay]) -> None:
         within1 = sum(1 for e in tokens if e <= 0.01)
         within2 = sum(1 for e in tokens if e <= 0.02)
         print(
-            f"KV cache tokens (given the logged memory): {len(tokens)} cases, {within1} within 1%, "
-            f"{within2} within 2%, median |error| {statistics.median(tokens):.3%}, "
-            f"max {max(tokens):.2%}"
+            f"vLLM KV cache tokens (given the logged memory): {len(tokens)} cases, "
+            f"{within1} within 1%, {within2} within 2%, "
+            f"median |error| {statistics.median(tokens):.3%}, max {max(tokens):.2%}"
         )
     if conc:
         within = sum(1 for e in conc if e <= 0.01)
@@ -239,6 +261,8 @@ def report(replays: list[Replay]) -> None:
             f"max concurrency (given the logged memory): {len(conc)} cases, {within} within 1%, "
             f"median |error| {statistics.median(conc):.3%}, max {max(conc):.2%}"
         )
+    for case_id, error in others:
+        print(f"{case_id}: pool tokens from the GPU alone {error:+.2%}")
     if verdicts:
         right = sum(1 for predicted, logged in verdicts if predicted == logged)
         print(f"start / refuse verdict (cases logging an error): {right}/{len(verdicts)} right")

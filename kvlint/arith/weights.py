@@ -44,7 +44,18 @@ _BITS: dict[str, float] = {
     "bitsandbytes-8bit": 8.0,
     "eetq": 8.0,
     "exl2": 4.0,
-    "gguf": 4.5,
+    # GGUF file types (llama.cpp: bits per weight of each quantisation mix, scales included).
+    "gguf": 4.85,
+    "q2_k": 3.35,
+    "q3_k_m": 3.91,
+    "q4_0": 4.5,
+    "q4_k_s": 4.58,
+    "q4_k_m": 4.85,
+    "iq4_xs": 4.25,
+    "q5_k_m": 5.69,
+    "q6_k": 6.56,
+    "q8_0": 8.5,
+    "f16": 16.0,
 }
 
 _DTYPE_BITS = {

@@ -15,6 +15,22 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         from kvlint.arith.engines import vllm
 
         return vllm.estimate(dep, spec, gpu)
+    if engine == "sglang":
+        from kvlint.arith.engines import sglang
+
+        return sglang.estimate(dep, spec, gpu)
+    if engine in ("llamacpp", "llama.cpp", "llama-cpp"):
+        from kvlint.arith.engines import llamacpp
+
+        return llamacpp.estimate(dep, spec, gpu)
+    if engine == "tgi":
+        from kvlint.arith.engines import tgi
+
+        return tgi.estimate(dep, spec, gpu)
+    if engine == "ollama":
+        from kvlint.arith.engines import ollama
+
+        return ollama.estimate(dep, spec, gpu)
     return EngineEstimate(
         engine=engine,
         version="",

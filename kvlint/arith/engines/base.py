@@ -36,5 +36,6 @@ class EngineEstimate:
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
     first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
     error: str | None = None  # the engine's own error text when it would refuse
+    kv_buffer_bytes: int | None = None  # llama.cpp / Ollama: the KV buffers, all devices
     missing: tuple[str, ...] = ()  # facts the files do not give ("GPU type", ...)
     notes: tuple[str, ...] = field(default=())  # what decided the outcome (defaults used, ...)

@@ -33,6 +33,11 @@ from kvlint.deploy.model import Deployment
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 
+# DeepSeek sparse attention (V3.2): an fp8 latent of 656 bytes per token and an indexer key
+# cache of 128 fp8 values plus a 4-byte scale per token, in every layer.
+SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
+SPARSE_MLA_INDEXER_BYTES = 128 + 4
+
 _DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
 
@@ -92,6 +97,10 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
     has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
     block_size = val(dep.block_size) or D.vllm_block_size(has_mla, version)
     cache_dtype = (val(dep.kv_cache_dtype) or "auto").lower()
+    if cache_dtype == "auto" and spec.model_type in SPARSE_MLA_MODEL_TYPES:
+        # "Some models (namely DeepSeekV3.2) default to fp8" (vllm/config/cache.py docstring).
+        cache_dtype = "fp8_ds_mla"
+        defaulted.append("kv_cache_dtype fp8_ds_mla (DeepSeek sparse attention's default)")
     gmu = val(dep.memory_fraction)
     if gmu is None:
         gmu = defaults.gpu_memory_utilization
@@ -157,6 +166,7 @@ def cache_types(spec: ModelSpec, cache_dtype: str, model_dtype: str | None = Non
 def stage_layouts(spec: ModelSpec, s: VllmSettings, types: CacheTypes) -> list[StageLayout]:
     """The paged layout of every pipeline stage (each rank of a stage is alike)."""
     layouts: list[StageLayout] = []
+    indexer = SPARSE_MLA_INDEXER_BYTES if spec.model_type in SPARSE_MLA_MODEL_TYPES else 0
     for start, end in pp_layer_ranges(spec.num_layers, s.pp):
         paged = [
             paged_layer(
@@ -166,6 +176,7 @@ def stage_layouts(spec: ModelSpec, s: VllmSettings, types: CacheTypes) -> list[S
                 block_size=s.block_size,
                 cache_dtype=s.cache_dtype,
                 hybrid_enabled=s.hybrid_enabled,
+                indexer_bytes=indexer,
             )
             for layer in spec.layers[start:end]
         ]

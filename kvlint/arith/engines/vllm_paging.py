@@ -104,8 +104,13 @@ def paged_layer(
     block_size: int,
     cache_dtype: str,
     hybrid_enabled: bool,
+    indexer_bytes: int = 0,
 ) -> PagedLayer | None:
-    """The vLLM spec of one model layer on one GPU (None for layers without their own cache)."""
+    """The vLLM spec of one model layer on one GPU (None for layers without their own cache).
+
+    ``indexer_bytes`` is DeepSeek sparse attention's indexer key cache per token, counted in
+    the layer's page (vLLM keeps it as its own cache layer beside the MLA latent).
+    """
     if layer.kind is CacheKind.SHARED:
         return None
     if layer.kind is CacheKind.STATE:
@@ -115,6 +120,7 @@ def paged_layer(
     if layer.kind is CacheKind.MLA:
         # One latent vector, heads never split (get_num_kv_heads() == 1 under MLA).
         per_token = _MLA_STATE_BYTES.get(cache_dtype) or types.k.bytes_for(layer.head_dim_k)
+        per_token += indexer_bytes
         return PagedLayer("full", per_token * block_size, block_size)
     heads = max(1, layer.kv_heads // max(1, tp))
     per_token = types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(

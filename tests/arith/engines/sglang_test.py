@@ -1,0 +1,68 @@
+"""SGLang: mem_fraction_static, max_total_num_tokens, SWA pools, max_running_requests."""
+
+from __future__ import annotations
+
+from kvlint.arith.engines import estimate
+from kvlint.arith.engines.defaults import sglang_mem_fraction_static
+from kvlint.arith.gpus import lookup_gpu
+from kvlint.arith.units import GiB
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+from tests.arith.engines.deployments import dense
+from tests.arith.engines.deployments import deployment
+from tests.arith.engines.deployments import with_layers
+
+LLAMA_31_8B = dense()
+H100 = lookup_gpu("H100")
+
+
+def test_pool_is_fraction_of_memory_minus_weights_over_cell_size() -> None:
+    est = estimate(
+        deployment("sglang", gpu="H100", memory_fraction=0.9, max_model_len=8192),
+        LLAMA_31_8B,
+        H100,
+    )
+    assert H100 is not None and est.available_kv_bytes is not None
+    expected = round((H100.total_bytes - 0.5 * GiB) * 0.9 - est.weights_bytes)  # type: ignore[operator]
+    assert est.available_kv_bytes == expected
+    assert est.bytes_per_token == 128 * 1024  # cell size: 32 layers x 8 heads x 256 x 2
+    assert est.kv_cache_tokens == expected // (128 * 1024)
+    assert est.fits is True
+
+
+def test_default_mem_fraction_static_by_gpu() -> None:
+    # H100 (81,090 MiB): reserved = 512 + 8192 x 1.5 + 1/8 x 1024 + 1024 = 13,952 MB (above the
+    # 10 GiB floor) -> round((81090 - 13952) / 81090, 3).
+    assert H100 is not None
+    assert sglang_mem_fraction_static(H100.total_bytes, 1, 1) == 0.828
+    assert sglang_mem_fraction_static(None, 1, 1) == 0.95
+
+
+def test_weights_leaving_nothing_is_sglangs_error() -> None:
+    l4 = lookup_gpu("L4")
+    est = estimate(deployment("sglang", memory_fraction=0.5), LLAMA_31_8B, l4)
+    assert est.fits is False
+    assert est.error is not None
+    assert est.error.startswith(
+        "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5."
+    )
+
+
+def test_tp_above_kv_heads_replicates() -> None:
+    est = estimate(deployment("sglang", tensor_parallel_size=16), LLAMA_31_8B, H100)
+    assert est.bytes_per_token == 32 * 1 * 256 * 2
+
+
+def test_swa_pool_counts_sliding_layers_at_the_ratio() -> None:
+    sliding = LayerSpec(CacheKind.SLIDING, 8, 128, 128, window=4096)
+    full = LayerSpec(CacheKind.FULL, 8, 128, 128)
+    spec = with_layers(dense(), (sliding, full) * 16)
+    est = estimate(deployment("sglang", memory_fraction=0.9), spec, H100)
+    assert est.bytes_per_token == round(16 * 4096 + 0.8 * 16 * 4096)
+
+
+def test_max_running_requests_capped_by_the_pool() -> None:
+    est = estimate(
+        deployment("sglang", memory_fraction=0.9, max_num_seqs=10_000_000), LLAMA_31_8B, H100
+    )
+    assert any("max_running_requests was reduced from the requested" in n for n in est.notes)
