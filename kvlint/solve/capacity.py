@@ -44,6 +44,72 @@ def _tokens_from_concurrency(est: EngineEstimate) -> bool:
     return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE
 
 
+# Engines that allocate exactly the cache they are told to (llama.cpp's ``-c`` cells, split
+# over ``-np`` slots) instead of filling a memory fraction: there a concurrency is a setting,
+# and the question is whether ``-c C x L -np C`` fits beside the weights.
+SLOT_ENGINES = frozenset({"llamacpp"})
+
+
+def slots_variant(dep: Deployment, length: int, seqs: int) -> Deployment:
+    """``dep`` configured for ``seqs`` slots of ``length`` tokens each (llama.cpp: ``-c`` is
+    every slot together, divided between ``-np`` slots unless the cache is unified)."""
+    return vary(dep, max_model_len=length * seqs, max_num_seqs=seqs, kv_unified=False)
+
+
+def admitted_at(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    length: int,
+    estimator: Estimator,
+) -> tuple[int, EngineEstimate]:
+    """Sequences of ``length`` tokens the engine holds at once, and the estimate behind it.
+
+    Paged engines: the pool at ``max_model_len = length`` divided as ``admitted`` says. Slot
+    engines: the most slots of ``length`` whose cache still fits (doubling, then halving).
+    """
+    if dep.engine.value not in SLOT_ENGINES:
+        est = estimator(vary(dep, max_model_len=length), spec, gpu)
+        return admitted(est), est
+
+    def probe(seqs: int) -> EngineEstimate:
+        return estimator(slots_variant(dep, length, seqs), spec, gpu)
+
+    first = probe(1)
+    if first.fits is not True:
+        return 0, first
+    low, high = 1, 2
+    while high <= 1 << 20 and probe(high).fits is True:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if probe(mid).fits is True:
+            low = mid
+        else:
+            high = mid
+    return low, probe(low)
+
+
+def admits(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    length: int,
+    seqs: int,
+    estimator: Estimator,
+) -> tuple[bool, EngineEstimate]:
+    """Whether ``seqs`` sequences of ``length`` tokens fit at once, and the estimate behind it."""
+    if dep.engine.value in SLOT_ENGINES:
+        est = estimator(slots_variant(dep, length, seqs), spec, gpu)
+        return est.fits is True, est
+    est = estimator(vary(dep, max_model_len=length), spec, gpu)
+    if seqs <= 1 and est.fits is not None:
+        # One sequence: the engine's own start-up verdict, so the answer is the length its
+        # error message would suggest (0.11 checks without the null block, 0.33 with it).
+        return est.fits, est
+    return admitted(est) >= seqs, est
+
+
 @dataclass(frozen=True)
 class SeqsAnswer:
     """``max_num_seqs`` the engine admits at ``max_model_len``."""
@@ -82,10 +148,11 @@ def max_num_seqs_at(
     """The largest ``max_num_seqs`` whose every sequence can reach ``max_model_len`` tokens at
     once (the deployment's own ``max_model_len`` when not given)."""
     estimate = estimator or default_estimator()
-    if max_model_len is not None:
-        dep = vary(dep, max_model_len=max_model_len)
-    est = estimate(dep, spec, gpu)
-    return SeqsAnswer(est.max_model_len, admitted(est), est)
+    length = max_model_len
+    if length is None:
+        length = estimate(dep, spec, gpu).max_model_len
+    seqs, est = admitted_at(dep, spec, gpu, length, estimate)
+    return SeqsAnswer(length, seqs, est)
 
 
 def model_max_len(
@@ -116,20 +183,18 @@ def max_model_len_at(
     estimate = estimator or default_estimator()
     top = limit if limit is not None else model_max_len(dep, spec, gpu, estimate)
     need = max(1, concurrency)
-    cache: dict[int, EngineEstimate] = {}
+    cache: dict[int, tuple[bool, EngineEstimate]] = {}
 
-    def at(length: int) -> EngineEstimate:
+    def probe(length: int) -> tuple[bool, EngineEstimate]:
         if length not in cache:
-            cache[length] = estimate(vary(dep, max_model_len=length), spec, gpu)
+            cache[length] = admits(dep, spec, gpu, length, need, estimate)
         return cache[length]
 
     def fits(length: int) -> bool:
-        est = at(length)
-        if need == 1 and est.fits is not None:
-            # One sequence: the engine's own start-up verdict, so the answer is the length its
-            # error message would suggest (0.11 checks without the null block, 0.33 with it).
-            return est.fits
-        return admitted(est) >= need
+        return probe(length)[0]
+
+    def at(length: int) -> EngineEstimate:
+        return probe(length)[1]
 
     if top < 1 or not fits(1):
         return LenAnswer(need, 0, top, None)

@@ -10,7 +10,7 @@ from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
 from kvlint.errors import KvlintError
 from kvlint.model.spec import ModelSpec
-from kvlint.solve.capacity import admitted
+from kvlint.solve.capacity import admitted_at
 from kvlint.solve.layout import Layout
 from kvlint.solve.layout import pp_problem
 from kvlint.solve.layout import tp_problem
@@ -149,7 +149,7 @@ def engines_compare(
                 num_gpu_blocks_override=None,
             )
         try:
-            est = estimate(variant, spec, gpu)
+            seqs, est = admitted_at(variant, spec, gpu, context, estimate)
         except (KvlintError, ValueError) as exc:
             rows.append(EngineRow(engine, version, label, shape, None, None, None, str(exc)))
             continue
@@ -159,5 +159,5 @@ def engines_compare(
             rows.append(EngineRow(engine, version, label, shape, None, None, None, f"no {why}"))
             continue
         pool = hardware_tokens(spec, gpu, est, cache, shape.gpus_per_replica)
-        rows.append(EngineRow(engine, version, label, shape, est, admitted(est), pool, note))
+        rows.append(EngineRow(engine, version, label, shape, est, seqs, pool, note))
     return rows

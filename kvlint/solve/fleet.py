@@ -9,7 +9,7 @@ from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.gpus import GpuSpec
 from kvlint.deploy.model import Deployment
 from kvlint.model.spec import ModelSpec
-from kvlint.solve.capacity import admitted
+from kvlint.solve.capacity import admitted_at
 from kvlint.solve.layout import Layout
 from kvlint.solve.layout import kv_heads_per_gpu
 from kvlint.solve.layout import replica_layouts
@@ -75,12 +75,9 @@ def replica_at(
         pipeline_parallel_size=layout.pp,
         data_parallel_size=None,
         gpu_count=layout.gpus_per_replica,
-        max_model_len=context,
     )
-    est = estimator(variant, spec, gpu)
-    return ReplicaResult(
-        Layout(layout.tp, layout.pp), kv_heads_per_gpu(spec, layout.tp), admitted(est), est
-    )
+    seqs, est = admitted_at(variant, spec, gpu, context, estimator)
+    return ReplicaResult(Layout(layout.tp, layout.pp), kv_heads_per_gpu(spec, layout.tp), seqs, est)
 
 
 def min_gpus(

@@ -12,7 +12,7 @@ from kvlint.deploy.model import Deployment
 from kvlint.errors import KvlintError
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
-from kvlint.solve.capacity import admitted
+from kvlint.solve.capacity import admitted_at
 from kvlint.solve.fleet import DEFAULT_MAX_GPUS
 from kvlint.solve.fleet import DEFAULT_MAX_TP
 from kvlint.solve.fleet import GpuPlan
@@ -249,7 +249,7 @@ def levers(
             continue
         d, s, g = option.apply(base, spec, gpu)
         try:
-            est = estimate(d, s, g)
+            seqs, est = admitted_at(d, s, g, context, estimate)
         except (KvlintError, ValueError) as exc:  # a combination the accounting rejects
             rows.append(Lever(option.group, option.label, option.current, False, str(exc)))
             continue
@@ -273,7 +273,7 @@ def levers(
                 option.note,
                 layout,
                 est,
-                admitted(est),
+                seqs,
                 plan,
             )
         )

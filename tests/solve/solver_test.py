@@ -200,3 +200,21 @@ def test_max_model_len_for_one_sequence_is_vllms_own_estimate(version: str) -> N
     sizing = size(dep, spec)
     assert largest_max_model_len(dep, spec, sizing) == refusal.estimated_max_model_len
     assert admitted_seqs(dep, spec, sizing) == 0
+
+
+def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
+    # llama.cpp allocates exactly -c cells; to serve C sequences of 32,000 tokens it needs
+    # -c C x 32,000 -np C, and the question is whether that fits beside the weights.
+    spec = model("meta-llama/Meta-Llama-3.1-8B")
+    rtx = gpu("RTX-4090")
+    dep = cli_deployment(engine="llamacpp", model="llama", settings={})
+    answer = max_num_seqs_at(dep, spec, rtx, max_model_len=32_000)
+    room = answer.estimate.available_kv_bytes
+    assert room is not None
+    # 32 layers x 8 KV heads x 128 x K and V x 2 bytes (f16) = 128 KiB a cell; 32,000 is
+    # already a multiple of 256.
+    assert answer.max_num_seqs == room // (32_000 * 128 * 1024) >= 1
+    assert answer.estimate.kv_cache_tokens == answer.max_num_seqs * 32_000
+    longest = max_model_len_at(dep, spec, rtx, concurrency=4, limit=131_072)
+    # Four slots of L tokens, each padded to 256: the largest padded L whose cells fit.
+    assert longest.max_model_len == room // (4 * 128 * 1024) // 256 * 256
