@@ -10,6 +10,7 @@ cancelled formula (``head_dim = hidden_size / kv_heads``) gives, with the ratio.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import sys
@@ -118,8 +119,12 @@ def model_report(
     batch: int = 1,
     resolved_from: str = "",
     detail: str = "",
+    context_from: str = "--context",
 ) -> dict[str, Any]:
-    """The JSON object ``kvlint size`` prints: integers in bytes, contexts in tokens."""
+    """The JSON object ``kvlint size`` prints: integers in bytes, contexts in tokens.
+
+    Without ``context`` the model's maximum length is used (``context_from`` says which).
+    """
     from kvlint.arith.kv import kv_size
 
     try:
@@ -144,6 +149,7 @@ def model_report(
         "max_position_embeddings": spec.max_position_embeddings,
         "context": ctx,
         "context_default": context is None,
+        "context_from": context_from if context is not None else "model maximum",
         "batch": batch,
         "num_layers": spec.num_layers,
         "layers": spec.layer_counts(),
@@ -232,7 +238,7 @@ def _print_table(report: dict[str, Any]) -> None:
             format_decimal(cancelled * n),
         )
     ctx = report["context"]
-    label = "at --context" if not report["context_default"] else "at max length"
+    label = f"at {report['context_from']}"
     table.add_row(
         label,
         f"{ctx:,}",
@@ -290,9 +296,186 @@ def _is_deployment_file(path: pathlib.Path) -> bool:
     )
 
 
+# Deployment fields reported as "the settings used", in this order.
+_SETTING_FIELDS = (
+    "engine_version",
+    "model",
+    "kv_cache_dtype",
+    "kv_cache_dtype_v",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "memory_fraction",
+    "kv_cache_memory_bytes",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "gpu",
+    "gpu_count",
+    "block_size",
+    "quantization",
+    "dtype",
+)
+
+
 def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
-    raise KvlintError(
-        "sizing a deployment file is not available yet: "
-        "pass a model id, a config.json or a model directory",
-        path=str(path),
+    """Every deployment in ``path``, each at its own settings, with the engine's accounting."""
+    from kvlint.deploy.load import load_path
+    from kvlint.finding import Severity
+
+    loaded = load_path(path, display=args.model)
+    problems = [
+        {
+            "code": problem.code,
+            "severity": str(problem.severity),
+            "path": problem.span.path,
+            "line": problem.span.line,
+            "column": problem.span.column,
+            "message": problem.message,
+        }
+        for problem in loaded.problems
+    ]
+    failed = any(problem.severity is Severity.ERROR for problem in loaded.problems)
+    reports: list[dict[str, Any]] = []
+    for dep in loaded.deployments:
+        report, error = _deployment_report(args, dep, path.parent)
+        if error is not None:
+            failed = True
+            problems.append(error)
+        reports.append(report)
+    if not loaded.deployments:
+        for problem in problems:
+            _print_problem(problem)
+        raise KvlintError("no deployment found in the file: nothing to size", path=args.model)
+    if args.format == "json":
+        out = {"path": loaded.path, "deployments": reports, "problems": problems}
+        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        for report in reports:
+            _print_deployment(report)
+    for problem in problems:
+        _print_problem(problem)
+    return 2 if failed else 0
+
+
+def _print_problem(problem: dict[str, Any]) -> None:
+    print(
+        f"{problem['path']}:{problem['line']}:{problem['column']}: {problem['code']} "
+        f"{problem['message']}",
+        file=sys.stderr,
     )
+
+
+def _deployment_report(
+    args: argparse.Namespace, dep: Any, base_dir: pathlib.Path
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One deployment's report, and the problem when its model cannot be resolved."""
+    from kvlint.model.resolve import resolve_model
+    from kvlint.sizing import size as size_deployment
+
+    head: dict[str, Any] = {
+        "path": dep.path,
+        "line": dep.span.line,
+        "name": dep.name,
+        "carrier": dep.carrier,
+        "engine_name": dep.engine.value,
+        "settings": _settings(dep),
+    }
+    if dep.model is None:
+        return head, None
+    try:
+        resolved = resolve_model(str(dep.model.value), offline=args.offline, base_dir=base_dir)
+    except KvlintError as exc:
+        span = dep.model.span
+        problem = {
+            "code": "KV902",
+            "severity": "error",
+            "path": span.path,
+            "line": span.line,
+            "column": span.column,
+            "message": exc.message,
+        }
+        return {**head, "error": exc.message}, problem
+    sizing = size_deployment(dep, resolved.spec)
+    engine = sizing.engine
+    context, context_from = args.context, "--context"
+    if context is None and dep.max_model_len is not None:
+        context, context_from = int(dep.max_model_len.value), "max_model_len"
+    if context is None and engine is not None:
+        context, context_from = engine.max_model_len, "engine default"
+    cache_dtype = args.kv_cache_dtype
+    if cache_dtype == "auto" and sizing.kv is not None:
+        cache_dtype = sizing.kv.types.k.name  # the deployment's own cache dtype
+    report = model_report(
+        resolved.spec,
+        context=context,
+        cache_dtype=cache_dtype,
+        batch=args.batch,
+        resolved_from=resolved.origin,
+        detail=resolved.detail,
+        context_from=context_from,
+    )
+    report.update(head)
+    report["engine"] = dataclasses.asdict(engine) if engine is not None else None
+    report["missing"] = list(sizing.missing)
+    return report, None
+
+
+def _settings(dep: Any) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name in _SETTING_FIELDS:
+        value = getattr(dep, name, None)
+        if value is None:
+            continue
+        out[name] = {
+            "value": value.value,
+            "line": value.span.line,
+            "column": value.span.column,
+            "default": value.default,
+        }
+    return out
+
+
+def _print_deployment(report: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    console.rule(f"{report['path']}:{report['line']}: {report['name']} ({report['engine_name']})")
+    settings = report["settings"]
+    if settings:
+        used = ", ".join(
+            f"{name}={item['value']}"
+            + (" (default)" if item["default"] else f" (line {item['line']})")
+            for name, item in settings.items()
+        )
+        console.print(f"[dim]settings: {used}[/dim]")
+    if "error" in report:
+        console.print(f"model not sized: {report['error']}")
+        return
+    if "per_token_bytes" not in report:
+        console.print("no model named: nothing to size")
+        return
+    _print_table(report)
+    engine = report.get("engine")
+    if engine:
+        console.print(_engine_line(engine))
+
+
+def _engine_line(engine: dict[str, Any]) -> str:
+    from kvlint.arith.units import format_binary
+
+    parts = [f"{engine['engine']} {engine['version']} accounting"]
+    if engine.get("available_kv_bytes") is not None:
+        parts.append(f"KV pool {format_binary(engine['available_kv_bytes'])} per GPU")
+    if engine.get("kv_cache_tokens") is not None:
+        parts.append(f"{engine['kv_cache_tokens']:,} tokens")
+    if engine.get("max_concurrency") is not None:
+        parts.append(
+            f"max concurrency {engine['max_concurrency']:.2f}x at {engine['max_model_len']:,}"
+        )
+    if engine.get("fits") is False:
+        parts.append("the engine would refuse to start")
+    if engine.get("missing"):
+        parts.append("missing: " + ", ".join(engine["missing"]))
+    return "; ".join(parts)

@@ -142,3 +142,75 @@ def test_a_bad_cache_dtype_and_bad_context_are_usage_errors(
     assert result.code == 2 and "--kv-cache-dtype" in result.err
     result = run_cli(["size", "Qwen/Qwen3-8B", "--context", "lots"], capsys)
     assert result.code == 2 and "--context" in result.err
+
+
+# --- deployment files ------------------------------------------------------------------------
+
+VLLM_CONFIG = """\
+# vllm serve --config serve.yaml
+model: meta-llama/Llama-3.1-8B-Instruct
+max-model-len: 32k
+kv-cache-dtype: fp8
+max-num-seqs: 64
+gpu-memory-utilization: 0.9
+"""
+
+
+def _needs_deploy_loader() -> None:
+    pytest.importorskip("kvlint.deploy.load", reason="the deployment loader is not in this tree")
+
+
+def test_a_deployment_file_is_sized_with_its_own_settings(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _needs_deploy_loader()
+    plan = tmp_path / "serve.yaml"
+    plan.write_text(VLLM_CONFIG, encoding="utf-8")
+    result = run_cli(["size", str(plan), "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    (dep,) = data["deployments"]
+    assert dep["path"] == str(plan)
+    assert dep["model"] == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    assert dep["kv_cache_dtype"] == "fp8"
+    assert dep["per_token_bytes"] == 65_536
+    assert dep["context"] == 32_000 and dep["context_from"] == "max_model_len"
+    assert dep["per_sequence_bytes"] == 32_000 * 65_536
+    settings = dep["settings"]
+    assert settings["max_model_len"] == {"value": 32_000, "line": 3, "column": 16, "default": False}
+    assert settings["kv_cache_dtype"]["line"] == 4
+    assert settings["max_num_seqs"]["value"] == 64
+    assert dep["engine"]["engine"] == "vllm"
+    assert "GPU type" in dep["missing"]
+
+
+def test_a_deployment_whose_model_is_unknown_is_reported_with_its_position(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _needs_deploy_loader()
+    plan = tmp_path / "serve.yaml"
+    plan.write_text("model: acme/private-model\nmax-model-len: 4096\n", encoding="utf-8")
+    result = run_cli(["size", str(plan), "--offline"], capsys)
+    assert result.code == 2
+    assert f"{plan}:1:8: KV902" in result.err
+    assert "Traceback" not in result.err
+
+
+@requires_shared
+def test_every_real_deployment_file_sizes_or_says_why_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _needs_deploy_loader()
+    from testing.shared import DEPLOYMENTS_REAL
+
+    files = sorted(p for p in DEPLOYMENTS_REAL.iterdir() if p.suffix in (".yaml", ".yml"))
+    assert len(files) >= 30
+    for path in files:
+        result = run_cli(["size", str(path), "--format", "json", "--offline"], capsys)
+        assert result.code in (0, 2), (path.name, result.err)
+        assert "internal error" not in result.err and "Traceback" not in result.err, path.name
+        if result.code == 0:
+            data = json.loads(result.out)
+            assert data["deployments"], path.name
+        else:  # said why, with a position or the file
+            assert result.err.strip(), path.name

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 DATA_FILE = "models.json"
 
 # What people prefix a Hub id with when they paste it.
-_PREFIX_RE = re.compile(r"^(?:https?://)?(?:www\.)?(?:hf\.co/|huggingface\.co/|hf://)", re.I)
+_PREFIX_RE = re.compile(
+    r"^(?:(?:https?://)?(?:www\.)?(?:hf\.co/|huggingface\.co/|ollama\.com/library/)|hf://|ollama://)",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
