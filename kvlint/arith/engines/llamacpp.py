@@ -115,7 +115,7 @@ def layer_bytes(layer: LayerSpec, s: LlamaCppSettings) -> tuple[int, int]:
 
     Recurrent (Mamba / linear-attention) layers keep one f32 state per slot instead.
     """
-    if layer.kind is CacheKind.SHARED:
+    if layer.kind in (CacheKind.SHARED, CacheKind.NONE):
         return 0, 0
     if layer.kind is CacheKind.STATE:
         return 4 * layer.state_elements * s.n_parallel, 0

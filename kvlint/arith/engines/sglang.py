@@ -52,7 +52,7 @@ def context_length(spec: ModelSpec) -> int:
 def _cell_bytes(layer: LayerSpec, types: CacheTypes, tp: int, sparse: bool = False) -> int:
     """One token in one layer on one GPU (``_compute_cell_size``). DeepSeek sparse attention
     stores an fp8 latent (656 bytes) and the indexer's keys (132 bytes) per token."""
-    if layer.kind in (CacheKind.SHARED, CacheKind.STATE):
+    if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
         return 0
     if layer.kind is CacheKind.MLA:
         if sparse:

@@ -49,7 +49,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     types = cache_types(spec, (val(dep.kv_cache_dtype) or "auto").lower(), val(dep.dtype))
     per_token = 0
     for layer in spec.layers:
-        if layer.kind in (CacheKind.SHARED, CacheKind.STATE):
+        if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
             continue
         heads = 1 if layer.kind is CacheKind.MLA else max(1, layer.kv_heads // shards)
         per_token += types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(

@@ -188,6 +188,12 @@ def _fmt_gib(value: int) -> str:
     return f"{value / GiB:.2f}"
 
 
+def _check_memory(s: VllmSettings, layout: StageLayout, available: int) -> int:
+    """What the start-up check compares with: the current line reserves one block as the
+    null block first (``check_memory = avail - bytes_per_block``); 0.11 compares it all."""
+    return available if s.old else available - layout.bytes_per_block
+
+
 def estimate_max_model_len(layout: StageLayout, s: VllmSettings, available: int) -> int:
     """The binary search vLLM runs for its error message: the longest length that fits."""
     lo, hi = 0, s.max_model_len
@@ -355,9 +361,9 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
             f"tokens that can be stored in KV cache ({tokens}). Try increasing "
             "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
         )
-    elif not s.v0 and needed > avail:
+    elif not s.v0 and needed > _check_memory(s, layout, avail):
         fits = False
-        estimated_len = estimate_max_model_len(layout, s, avail)
+        estimated_len = estimate_max_model_len(layout, s, _check_memory(s, layout, avail))
         error = _oom_message(s, needed, avail, estimated_len)
     kv = KvSize(spec, types)
     gpus = s.tp * s.pp

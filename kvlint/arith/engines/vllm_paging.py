@@ -111,7 +111,7 @@ def paged_layer(
     ``indexer_bytes`` is DeepSeek sparse attention's indexer key cache per token, counted in
     the layer's page (vLLM keeps it as its own cache layer beside the MLA latent).
     """
-    if layer.kind is CacheKind.SHARED:
+    if layer.kind in (CacheKind.SHARED, CacheKind.NONE):
         return None
     if layer.kind is CacheKind.STATE:
         # Mamba / linear-attention state: heads are split across TP ranks.
@@ -147,7 +147,7 @@ def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
             if layer.kind == "mamba":
                 raised.append(layer)
                 continue
-            per_token = layer.page_bytes // layer.block_size
+            per_token = max(1, layer.page_bytes // layer.block_size)
             block = _KERNEL_ALIGNMENT * ceil_div(largest_state, _KERNEL_ALIGNMENT * per_token)
             block = max(block, layer.block_size)
             raised.append(replace(layer, block_size=block, page_bytes=per_token * block))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.arith.engines import estimate
+from kvlint.arith.gpus import lookup_gpu
 from kvlint.arith.units import GiB
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
@@ -114,3 +115,134 @@ def test_refusal_with_vllm_error_numbers() -> None:
         "To serve at least one request with the models's max seq len (32768), (1.75 GiB KV cache"
     )
     assert "the estimated maximum model length is 18720." in est.error
+
+
+def test_mamba_hybrid_raises_the_attention_block_size() -> None:
+    # Qwen3-Next-80B-A3B: 36 Gated DeltaNet layers (548,864 state values each) + 12 full layers
+    # (2 KV heads x 256). vLLM logs "Setting attention block size to 544 tokens to ensure that
+    # attention page size is >= mamba page size": 16 x cdiv(1,097,728 B, 16 x 2,048 B).
+    state = LayerSpec(CacheKind.STATE, state_elements=548_864)
+    full = LayerSpec(CacheKind.FULL, 2, 256, 256)
+    layers = tuple(full if i % 4 == 3 else state for i in range(48))
+    spec = with_layers(dense(), layers, model_type="qwen3_next")
+    dep = deployment(engine_version="0.11.0", max_model_len=32768, kv_cache_memory_bytes=20 * GiB)
+    est = estimate(dep, spec, None)
+    assert est.block_size == 544
+    page = 544 * 2048
+    # 12 layers per group: 3 state groups + 1 attention group, one page per layer per block.
+    assert est.num_blocks == 20 * GiB // (12 * page)
+    # A request: 1 block per state group + cdiv(32768, 544) attention blocks.
+    assert est.blocks_per_request == 3 + 61
+    assert est.kv_cache_tokens == est.num_blocks // 4 * 544  # type: ignore[operator]
+
+
+def test_current_line_reports_concurrency_times_length_for_sliding_models() -> None:
+    # gpt-oss style: 12 sliding (window 128) + 12 full layers.
+    sliding = LayerSpec(CacheKind.SLIDING, 8, 64, 64, window=128)
+    full = LayerSpec(CacheKind.FULL, 8, 64, 64)
+    spec = with_layers(dense(), (sliding, full) * 12)
+    old = estimate(
+        deployment(
+            engine_version="0.11.0",
+            max_model_len=65536,
+            max_num_batched_tokens=2048,
+            kv_cache_memory_bytes=8 * GiB,
+        ),
+        spec,
+        None,
+    )
+    new = estimate(
+        deployment(
+            engine_version="0.33.0",
+            max_model_len=65536,
+            max_num_batched_tokens=2048,
+            kv_cache_memory_bytes=8 * GiB,
+        ),
+        spec,
+        None,
+    )
+    assert old.num_blocks == new.num_blocks == 8 * GiB // (12 * 16 * 2048)
+    # 0.11: num_blocks // 2 groups x 16; sliding blocks per request cdiv(127 + 2048, 16) + 1.
+    assert old.kv_cache_tokens == old.num_blocks // 2 * 16  # type: ignore[operator]
+    assert old.blocks_per_request == 4096 + 137
+    # current: two batches in flight (async scheduling): cdiv(127 + 4096, 16) + 1 = 265.
+    assert new.blocks_per_request == 4096 + 265
+    assert new.kv_cache_tokens == int(new.num_blocks / (4096 + 265) * 65536)  # type: ignore[operator]
+    assert new.kv_cache_tokens > old.kv_cache_tokens  # type: ignore[operator]
+
+
+def test_current_line_charges_cuda_graphs_and_defaults_to_0_92() -> None:
+    h100 = lookup_gpu("H100")
+    old = estimate(deployment(engine_version="0.20.0", max_model_len=8192), QWEN2_7B, h100)
+    new = estimate(deployment(engine_version="0.21.0", max_model_len=8192), QWEN2_7B, h100)
+    assert old.memory_fraction == 0.9 and new.memory_fraction == 0.92
+    assert old.cudagraph_bytes == 0
+    assert new.cudagraph_bytes is not None and new.cudagraph_bytes > 0
+    eager = estimate(
+        deployment(engine_version="0.21.0", max_model_len=8192, enforce_eager=True), QWEN2_7B, h100
+    )
+    assert eager.cudagraph_bytes == 0
+
+
+def test_kv_cache_memory_bytes_ignores_gpu_memory_utilization() -> None:
+    h100 = lookup_gpu("H100")
+    a = estimate(deployment(memory_fraction=0.5, kv_cache_memory_bytes=10 * GiB), QWEN2_7B, h100)
+    b = estimate(deployment(memory_fraction=0.9, kv_cache_memory_bytes=10 * GiB), QWEN2_7B, h100)
+    assert a.available_kv_bytes == b.available_kv_bytes == 10 * GiB
+    assert "kv_cache_memory_bytes set: gpu_memory_utilization is ignored" in a.notes
+
+
+def test_null_block_is_reserved_before_the_check_in_the_current_line() -> None:
+    # Exactly one request's worth of memory: 0.11 starts, the current line (one block kept
+    # back as the null block) refuses.
+    exact = 2048 * 56 * 1024
+    old = estimate(
+        deployment(engine_version="0.11.0", max_model_len=2048, kv_cache_memory_bytes=exact),
+        QWEN2_7B,
+        None,
+    )
+    new = estimate(
+        deployment(engine_version="0.33.0", max_model_len=2048, kv_cache_memory_bytes=exact),
+        QWEN2_7B,
+        None,
+    )
+    assert old.fits is True
+    assert new.fits is False and new.estimated_max_model_len == 2032
+    assert new.error is not None and new.error.startswith(
+        "To serve at least one request with the model's max seq len (2048), (0.11 GiB"
+    )
+
+
+def test_weights_beyond_the_budget_leave_no_memory() -> None:
+    est = estimate(
+        deployment(max_model_len=4096), dense(param_count=70_000_000_000), lookup_gpu("L4")
+    )
+    assert est.fits is False
+    assert est.error is not None and est.error.startswith(
+        "No available memory for the cache blocks."
+    )
+
+
+def test_max_model_len_beyond_the_model_is_refused() -> None:
+    est = estimate(deployment(max_model_len=65536, kv_cache_memory_bytes=GiB), QWEN2_7B, None)
+    assert est.fits is False
+    assert est.error is not None and est.error.startswith(
+        "User-specified max_model_len (65536) is greater than the derived max_model_len "
+        "(max_position_embeddings=32768"
+    )
+    allowed = estimate(
+        deployment(
+            max_model_len=65536,
+            kv_cache_memory_bytes=8 * GiB,
+            env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"},
+        ),
+        QWEN2_7B,
+        None,
+    )
+    assert allowed.fits is True
+
+
+def test_no_gpu_means_no_available_memory_but_still_the_page() -> None:
+    est = estimate(deployment(max_model_len=8192), QWEN2_7B, None)
+    assert est.available_kv_bytes is None
+    assert est.missing == ("GPU type",)
