@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
             offline=args.offline,
         )
         findings = [f for f in lint_paths([args.file], settings).findings if f.code == rule.code]
-        sys.stdout.write(f"\n{len(findings)} finding(s) of {rule.code} in {args.file}\n\n")
+        count = f"{len(findings)} finding{'' if len(findings) == 1 else 's'}"
+        sys.stdout.write(f"\n{count} of {rule.code} in {args.file}\n\n")
         sys.stdout.write(explain.arithmetic(findings))
     return 0
