@@ -38,6 +38,11 @@ from kvlint.model.spec import ModelSpec
 SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
 SPARSE_MLA_INDEXER_BYTES = 128 + 4
 
+# The CUDA context (and NCCL with more than one GPU) before vLLM loads anything: the 0.19 logs'
+# "worker init memory snapshot" non_torch_memory, 0.51 GiB on one GPU, 1.48-2.05 with TP or PP.
+INIT_NON_TORCH = round(0.51 * GiB)
+INIT_NON_TORCH_TP = round(1.5 * GiB)
+
 _DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
 
@@ -112,6 +117,9 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
     mnbt = val(dep.max_num_batched_tokens)
     if mnbt is None:
         mnbt = defaults.max_num_batched_tokens
+        if version < (0, 8) and mml <= 32768:
+            # V0: chunked prefill is off up to 32K, so a batch holds a whole prompt.
+            mnbt = max(mml, mnbt)
         defaulted.append(f"max_num_batched_tokens {mnbt}")
     hybrid = not flag(dep.disable_hybrid_kv_cache_manager)
     if any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
@@ -285,12 +293,32 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
             notes=tuple(notes),
         )
 
+    total = gpu.total_bytes if gpu is not None else None
+    if total is not None and s.kv_cache_memory_bytes is None and s.version >= (0, 9):
+        # init_device: the free memory after the CUDA context and NCCL must cover the request.
+        init = INIT_NON_TORCH_TP if s.tp * s.pp > 1 else INIT_NON_TORCH
+        free = total - init
+        requested = math.ceil(total * s.gpu_memory_utilization)
+        if free < requested:
+            return replace(
+                base,
+                gpu_total_bytes=total,
+                memory_fraction=s.gpu_memory_utilization,
+                fits=False,
+                error=(
+                    f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
+                    "is less than desired GPU memory utilization "
+                    f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
+                    "memory utilization or reduce GPU memory used by other processes."
+                ),
+                notes=tuple(notes),
+            )
+
     # Available KV memory per stage (each rank of a stage alike).
     quant = val(dep.quantization)
     available: list[int] = []
     weights: list[int] = []
     stage_overheads = []
-    total = gpu.total_bytes if gpu is not None else None
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
         w = weight_bytes_per_gpu(
             spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant, dtype=val(dep.dtype)

@@ -246,3 +246,18 @@ def test_no_gpu_means_no_available_memory_but_still_the_page() -> None:
     est = estimate(deployment(max_model_len=8192), QWEN2_7B, None)
     assert est.available_kv_bytes is None
     assert est.missing == ("GPU type",)
+
+
+def test_utilization_above_the_free_memory_refuses_at_startup() -> None:
+    # 0.99 of an RTX 4090's 23.99 GiB is more than the 23.48 GiB free after the CUDA context.
+    est = estimate(
+        deployment(engine_version="0.11.0", memory_fraction=0.99, max_model_len=4096),
+        QWEN2_7B,
+        lookup_gpu("RTX 4090"),
+    )
+    assert est.fits is False
+    assert est.error == (
+        "Free memory on device (23.48/23.99 GiB) on startup is less than desired GPU memory "
+        "utilization (0.99, 23.75 GiB). Decrease GPU memory utilization or reduce GPU memory "
+        "used by other processes."
+    )
