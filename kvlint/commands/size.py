@@ -80,7 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "q8_0, q4_0, ... (default: auto)",
     )
     parser.add_argument(
-        "--batch", type=_batch, default=1, metavar="N", help="sequences (default 1)"
+        "--batch",
+        type=_batch,
+        metavar="N",
+        help="sequences (default 1; for a deployment file, its max_num_seqs)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         resolved.spec,
         context=args.context,
         cache_dtype=args.kv_cache_dtype,
-        batch=args.batch,
+        batch=args.batch or 1,
         resolved_from=resolved.origin,
         detail=resolved.detail,
     )
@@ -404,6 +407,9 @@ def _deployment_report(
         context, context_from = int(dep.max_model_len.value), "max_model_len"
     if context is None and engine is not None:
         context, context_from = engine.max_model_len, "engine default"
+    batch = args.batch
+    if batch is None and dep.max_num_seqs is not None and not dep.max_num_seqs.default:
+        batch = int(dep.max_num_seqs.value)  # the concurrency the file asks for
     cache_dtype = args.kv_cache_dtype
     if cache_dtype == "auto" and sizing.kv is not None:
         cache_dtype = sizing.kv.types.k.name  # the deployment's own cache dtype
@@ -411,7 +417,7 @@ def _deployment_report(
         resolved.spec,
         context=context,
         cache_dtype=cache_dtype,
-        batch=args.batch,
+        batch=batch or 1,
         resolved_from=resolved.origin,
         detail=resolved.detail,
         context_from=context_from,

@@ -214,3 +214,27 @@ def test_every_real_deployment_file_sizes_or_says_why_without_a_traceback(
             assert data["deployments"], path.name
         else:  # said why, with a position or the file
             assert result.err.strip(), path.name
+
+
+# --- the bundled examples (in the repository: these hold on a bare clone) ---------------------
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "size"
+
+
+def test_the_bundled_model_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    data = size_json(capsys, str(EXAMPLES / "llama-3.1-70b"), "--context", "8k")
+    assert data["resolved_from"] == "path"
+    assert data["per_token_bytes"] == 327_680
+    assert data["per_sequence_bytes"] == 2_621_440_000
+
+
+def test_the_bundled_serve_file_sizes_max_num_seqs_sequences(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _needs_deploy_loader()
+    result = run_cli(["size", str(EXAMPLES / "serve.yaml"), "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    (dep,) = json.loads(result.out)["deployments"]
+    assert dep["context"] == 128_000 and dep["batch"] == 32
+    assert dep["total_bytes"] == 32 * 41_943_040_000  # the seeds' 32 x 128K = 1,342 GB
+    assert dep["settings"]["tensor_parallel_size"]["line"] == 4
