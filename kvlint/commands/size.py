@@ -202,14 +202,22 @@ def _describe(group: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _print_table(report: dict[str, Any]) -> None:
+def _console() -> Any:
     from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # piped or captured: whole rows, never an ellipsis in a number
+        console = Console(highlight=False, width=max(console.width, 120))
+    return console
+
+
+def _print_table(report: dict[str, Any]) -> None:
     from rich.table import Table
 
     from kvlint.arith.units import format_binary
     from kvlint.arith.units import format_decimal
 
-    console = Console(highlight=False)
+    console = _console()
     title = f"{report['model']}: KV cache in {report['kv_cache_dtype']}"
     console.print(f"[bold]{title}[/bold]")
     console.print(f"[dim]{report['detail']}; {report['attention']}, {report['dtype']} model[/dim]")
@@ -220,7 +228,7 @@ def _print_table(report: dict[str, Any]) -> None:
     table.add_column("")
     table.add_column("tokens", justify="right")
     table.add_column("correct", justify="right")
-    table.add_column("bytes", justify="right")
+    table.add_column("bytes", justify="right", no_wrap=True)
     table.add_column("cancelled formula", justify="right")
     per_token = report["per_token_bytes"]
     cancelled = report["cancelled_per_token_bytes"]
@@ -444,9 +452,7 @@ def _settings(dep: Any) -> dict[str, dict[str, Any]]:
 
 
 def _print_deployment(report: dict[str, Any]) -> None:
-    from rich.console import Console
-
-    console = Console(highlight=False)
+    console = _console()
     console.rule(f"{report['path']}:{report['line']}: {report['name']} ({report['engine_name']})")
     settings = report["settings"]
     if settings:
