@@ -158,9 +158,16 @@ def max_num_seqs_at(
 def model_max_len(
     dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None, estimator: Estimator | None = None
 ) -> int:
-    """The engine's own maximum context for the model (what it uses when max_model_len is unset)."""
-    estimate = estimator or default_estimator()
-    return estimate(vary(dep, max_model_len=None), spec, gpu).max_model_len
+    """The model's own maximum context as the engine derives it (what it uses when
+    max_model_len is unset). vLLM's estimate says it exactly; TGI and llama.cpp default their
+    length from memory or slots, so for them it is the config's length, RoPE-scaled as vLLM
+    scales it (kvlint.arith.engines.common.derived_max_model_len)."""
+    if dep.engine.value == "vllm":
+        estimate = estimator or default_estimator()
+        return estimate(vary(dep, max_model_len=None), spec, gpu).max_model_len
+    from kvlint.arith.engines.common import derived_max_model_len
+
+    return derived_max_model_len(spec)
 
 
 def max_model_len_at(

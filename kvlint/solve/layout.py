@@ -86,13 +86,18 @@ def tp_problem(spec: ModelSpec, engine: str, tp: int) -> str | None:
         return f"intermediate size {spec.intermediate_size} does not divide by TP {tp}"
     if any(layer.kind is CacheKind.MLA for layer in spec.layers):
         return None
-    kv = spec.num_key_value_heads
-    if engine == "tgi":
-        if kv > 1 and kv % tp:
-            return f"TGI shards {kv} KV heads without replicating them: TP {tp} does not divide"
-        return None
-    if kv % tp and tp % kv:
-        return f"{kv} KV heads: TP {tp} neither divides them nor is a multiple of them"
+    # Every attention layer's KV heads (hybrid models differ between local and global layers).
+    kv_counts = sorted(
+        {layer.kv_heads for layer in spec.layers if layer.kv_heads > 0}
+        or {spec.num_key_value_heads}
+    )
+    for kv in kv_counts:
+        if engine == "tgi":
+            if kv > 1 and kv % tp:
+                return f"TGI shards {kv} KV heads without replicating them: TP {tp} does not divide"
+            continue
+        if kv % tp and tp % kv:
+            return f"{kv} KV heads: TP {tp} neither divides them nor is a multiple of them"
     return None
 
 

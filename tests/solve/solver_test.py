@@ -218,3 +218,16 @@ def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
     longest = max_model_len_at(dep, spec, rtx, concurrency=4, limit=131_072)
     # Four slots of L tokens, each padded to 256: the largest padded L whose cells fit.
     assert longest.max_model_len == room // (4 * 128 * 1024) // 256 * 256
+
+
+def test_tgi_has_no_pipeline_so_replicas_carry_the_load(llama70b: ModelSpec, h100: GpuSpec) -> None:
+    dep = cli_deployment(engine="tgi", model="llama", settings={})
+    plan = min_gpus(dep, llama70b, h100, context=CONTEXT, concurrency=32)
+    assert all(r.layout.pp == 1 for r in plan.replicas)
+    assert [r.layout.tp for r in plan.replicas] == [1, 2, 4, 8]
+    tp8 = next(r for r in plan.replicas if r.layout.tp == 8)
+    est = tp8.estimate
+    # TGI pages one token at a time (flashinfer): the whole part of its concurrency figure.
+    assert est.kv_cache_tokens is not None
+    assert tp8.admitted == est.kv_cache_tokens // CONTEXT
+    assert plan.layout == Layout(8, 1, math.ceil(32 / tp8.admitted))
