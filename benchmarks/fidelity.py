@@ -324,7 +324,8 @@ def fit(replays: list[Replay]) -> None:
         seqs = int(r.case.get("max_num_seqs") or 256)
         pp = int(r.case.get("pipeline_parallel_size") or 1)
         peak = r.logged["activation_peak_gib"] * GiB
-        intermediate = r.spec.intermediate_size or 4 * r.spec.hidden_size
+        tp = int(r.case.get("tensor_parallel_size") or 1)
+        intermediate = (r.spec.intermediate_size or 4 * r.spec.hidden_size) / tp
         if pp > 1 or r.spec.vocab_size < 40_000:
             per_activation.append((r.case["id"], peak / (intermediate * tokens)))
         elif r.spec.vocab_size >= 100_000 and not r.spec.num_experts:

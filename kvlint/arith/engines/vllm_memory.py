@@ -9,10 +9,12 @@ llm-d-incubation/llm-d-planner@d3121e0, and 4 V0 logs). What the logs show, and 
   run holds ``vocab x min(max_num_seqs, max_num_batched_tokens)`` logits with their softmax and
   sort buffers (~15.5 bytes per logit: 1.89 GiB for Llama-3.1-8B's 128k vocabulary at 1024
   rows, 3.6-4.0 GiB for Gemma's 256k); the forward pass holds the MLP activations,
-  ``intermediate_size x max_num_batched_tokens`` (~10 bytes each: Llama-3.1-8B's pipeline
+  ``intermediate_size / tp x max_num_batched_tokens`` (~10 bytes each: Llama-3.1-8B's pipeline
   stage 0, which runs no sampler, logs 1.10 GiB; CodeLlama-7B's 32k vocabulary logs 0.77 GiB).
-  Neither term shrinks with tensor parallelism (Qwen2.5-7B logs 2.21 GiB at TP 1, 2 and 4: the
-  logits are gathered whole); with pipeline parallelism only the last stage runs the sampler
+  The logits do not shrink with tensor parallelism (Qwen2.5-7B logs 2.21 GiB at TP 1, 2 and 4:
+  they are gathered whole); the MLP does (Llama-3.3-70B at TP 4 logs 1.97 GiB, below the 2.2
+  GiB an unsplit 28,672-wide MLP would take). With pipeline parallelism only the last stage
+  runs the sampler
   (Llama-3.1-8B PP 4: 1.10 GiB on stage 0, 2.01 GiB on stage 3). MoE models run ~0.4 GiB above
   this model (Qwen3-30B-A3B 2.68 GiB, DeepSeek-V2-Lite 1.93 GiB).
 * non-torch memory (``non-torch forward increase``): a step with tensor parallelism (custom
@@ -68,10 +70,12 @@ def activation_bytes(
     max_num_batched_tokens: int,
     max_num_seqs: int,
     last_stage: bool = True,
+    tp: int = 1,
 ) -> int:
     """The profile run's peak torch memory above what stays resident, on one GPU: the larger
-    of the forward pass's MLP activations and (on the last stage) the sampler's logits."""
-    intermediate = spec.intermediate_size or 4 * spec.hidden_size
+    of the forward pass's MLP activations (split by tensor parallelism) and (on the last
+    stage) the sampler's logits (gathered whole)."""
+    intermediate = (spec.intermediate_size or 4 * spec.hidden_size) / max(1, tp)
     forward = intermediate * max_num_batched_tokens * ACT_BYTES_PER_INTERMEDIATE_TOKEN
     if not last_stage:
         return round(forward)
@@ -117,6 +121,7 @@ def overheads(
             max_num_batched_tokens=max_num_batched_tokens,
             max_num_seqs=max_num_seqs,
             last_stage=stage == pp - 1,
+            tp=tp,
         ),
         non_torch=non_torch_bytes(tp, pp, version),
         cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu) if cudagraphs else 0,
