@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         resolved_from=resolved.origin,
         detail=resolved.detail,
     )
+    report = {"requested": args.model, **report}
     if args.format == "json":
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -277,13 +277,21 @@ def _hf_config(arch: str, md: Mapping[str, Any], path: str) -> dict[str, Any]:
         config["num_experts_per_tok"] = get("expert_used_count")
     kv_lora = get("attention.kv_lora_rank")
     if isinstance(kv_lora, int) and kv_lora > 0:
+        # MLA: the cache is kv_lora_rank + the RoPE dims per token. Newer conversions store the
+        # per-head query/value sizes as key_length_mla / value_length_mla (key_length is then
+        # the latent's 576); older ones put them in key_length / value_length.
         rope_dim = get("rope.dimension_count") or 64
         config["kv_lora_rank"] = kv_lora
         config["qk_rope_head_dim"] = rope_dim
-        if isinstance(key_length, int):
-            config["qk_nope_head_dim"] = key_length - rope_dim
-        if isinstance(value_length, int):
-            config["v_head_dim"] = value_length
+        config.pop("head_dim", None)
+        key_mla = get("attention.key_length_mla")
+        value_mla = get("attention.value_length_mla")
+        head_k = key_mla if isinstance(key_mla, int) else key_length
+        head_v = value_mla if isinstance(value_mla, int) else value_length
+        if isinstance(head_k, int) and head_k > rope_dim:
+            config["qk_nope_head_dim"] = head_k - rope_dim
+        if isinstance(head_v, int):
+            config["v_head_dim"] = head_v
         config["q_lora_rank"] = get("attention.q_lora_rank")
     tokens = md.get("tokenizer.ggml.tokens")
     vocab = get("vocab_size") or (len(tokens) if isinstance(tokens, list) else None)

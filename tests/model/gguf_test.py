@@ -130,3 +130,29 @@ def test_ollama_style_tags_are_not_gguf_references() -> None:
     assert not is_gguf_reference("gemma3:27b")
     assert not is_gguf_reference("meta-llama/Llama-3.1-8B-Instruct")
     assert resolve_model("gemma3:27b", offline=True).spec.name == "google/gemma-3-27b-it"
+
+
+def test_an_mla_gguf_sizes_the_latent(tmp_path: pathlib.Path) -> None:
+    """A deepseek2 GGUF as current llama.cpp converts it: key_length is the 576-wide latent,
+    the per-head sizes are in key_length_mla / value_length_mla."""
+    path = tmp_path / "tiny-deepseek.gguf"
+    writer = gguf.GGUFWriter(str(path), "deepseek2")
+    writer.add_block_count(3)
+    writer.add_context_length(163840)
+    writer.add_embedding_length(1024)
+    writer.add_feed_forward_length(2048)
+    writer.add_head_count(16)
+    writer.add_head_count_kv(1)
+    writer.add_key_length(576)
+    writer.add_value_length(512)
+    writer.add_key_length_mla(192)
+    writer.add_value_length_mla(128)
+    writer.add_kv_lora_rank(512)
+    writer.add_rope_dimension_count(64)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    spec = resolve_model(str(path)).spec
+    assert spec.layer_counts() == {"mla": 3}
+    assert kv_size(spec).per_token_bytes == 3 * 576 * 2
