@@ -84,7 +84,8 @@ def parse_comments(path: str, text: str) -> list[Directive]:
         if match is None:
             continue
         number = index + 1
-        span = Span(path, number, match.start() + 1)
+        end = match.end("codes") if match.group("codes") else match.end("kind")
+        span = Span(path, number, match.start() + 1, end_column=end + 1)
         codes = _split_codes(match.group("codes"))
         reason = match.group("reason").strip()
         if match.group("kind") == "disable-file":

@@ -29,7 +29,7 @@ def test_parse_trailing_and_standalone_comments() -> None:
     trailing, standalone = parse_comments("f.yaml", TEXT)
     assert (trailing.kind, trailing.codes, trailing.lines) == ("disable", ("KV301",), {2})
     assert trailing.reason == "measured on the real pod"
-    assert trailing.span == Span("f.yaml", 2, 20)
+    assert trailing.span == Span("f.yaml", 2, 20, end_column=43)  # `# kvlint: disable=KV301`
     assert standalone.codes == ("max-model-len-exceeds-kv-pool", "KV4")
     assert standalone.lines == {3, 5}  # its own line and the next line that is not blank
     assert standalone.reason == "long context is offloaded"
