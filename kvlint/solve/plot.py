@@ -121,16 +121,21 @@ def render_text(
     return "\n".join(lines)
 
 
-def _nice_ticks(top: float, count: int = 5) -> list[float]:
+def _nice_ticks(top: float, count: int = 6) -> list[float]:
+    """Round ticks from 0 to ``top``: 1, 2, 2.5 or 5 times a power of ten of the largest
+    binary unit below ``top`` (so bytes tick at 10 GiB, not at 10.74 GB)."""
     if top <= 0:
         return [0.0]
-    raw = top / count
+    unit = 1.0
+    while top / unit >= 1024:
+        unit *= 1024
+    raw = top / unit / count
     magnitude = 10 ** math.floor(math.log10(raw))
     step = min((m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw), default=raw)
     ticks = [0.0]
-    while ticks[-1] + step <= top * 1.0001:
+    while (ticks[-1] + step) * unit <= top * 1.0001:
         ticks.append(ticks[-1] + step)
-    return ticks
+    return [tick * unit for tick in ticks]
 
 
 def render_svg(

@@ -79,3 +79,17 @@ def test_kv_chart_of_a_real_plan() -> None:
     assert curve.points[-1] == (64_000.0, float(4_000 * 16 * 40 * 1024))
     assert share.points[0][1] == pool.points[0][1] / 4
     assert chart.marker_x == 32_000
+
+
+def test_svg_y_ticks_are_round_binary_units() -> None:
+    chart = Chart("c", "x", "y", (Series("s", ((0.0, 0.0), (1.0, 50.8 * GiB))),))
+    labels = [t.text for t in ET.fromstring(render_svg(chart)).findall(f"{SVG}text")]
+    # The top is 8% above 50.8 GiB (54.86 GiB): ticks every 10 GiB.
+    assert [label for label in labels if label and label.endswith(("GiB", " B"))] == [
+        "0 B",
+        "10 GiB",
+        "20 GiB",
+        "30 GiB",
+        "40 GiB",
+        "50 GiB",
+    ]
