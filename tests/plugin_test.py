@@ -96,3 +96,32 @@ def test_plugin_rule_explain(site: Path) -> None:
         "ACME001 memory-fraction-above-policy (severity: warning; engines: sglang, vllm; "
         "fixable: no)"
     )
+
+
+def test_plugin_rule_runs_with_its_options(site: Path, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "vllm.yaml").write_text(
+        "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\n"
+        "gpu-memory-utilization: 0.97\n",
+        encoding="utf-8",
+    )
+    args = ("check", "vllm.yaml", "--offline", "--format", "json", "--select", "ACME001")
+    result = kvlint(site, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert [(f["code"], f["line"], f["column"], f["message"]) for f in document["findings"]] == [
+        ("ACME001", 3, 25, "memory fraction 0.97 is above Acme's limit of 0.9")
+    ]
+    assert [e["package"] for e in document["plugin_errors"]] == [
+        "kvlint-plugin-broken",
+        "kvlint-plugin-clash",
+    ]
+    (tmp_path / ".kvlint.yaml").write_text("rules:\n  ACME001: {limit: 0.98}\n", encoding="utf-8")
+    assert kvlint(site, *args, cwd=tmp_path).returncode == 0
+    (tmp_path / ".kvlint.yaml").write_text("rules:\n  ACME001: {limit: 2}\n", encoding="utf-8")
+    result = kvlint(site, *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"kvlint: {(tmp_path / '.kvlint.yaml').resolve()}:2:13: `rules.ACME001.limit`: "
+        "Input should be less than or equal to 1"
+    )
