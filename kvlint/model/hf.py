@@ -169,7 +169,7 @@ def _text_view(top: ConfigView) -> ConfigView:
     for key in ("text_config", "llm_config", "language_config"):
         sub = top.opt_mapping(key)
         if sub is not None:
-            return ConfigView(sub, path=top.path, prefix=(key,), locate=top._locate)
+            return top.child(sub, key)
     return top
 
 

@@ -293,3 +293,65 @@ def test_every_fixture_builds(path: Path) -> None:
 def test_fixtures_present_or_skipped() -> None:
     shared_file(HF_CONFIGS)
     assert len(hf_config_files()) >= 30
+
+
+KEYS = [
+    "model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "sliding_window", "layer_types", "rope_scaling",
+    "rope_parameters", "quantization_config", "torch_dtype", "kv_lora_rank", "qk_rope_head_dim",
+    "hybrid_override_pattern", "full_attention_interval", "linear_num_key_heads",
+    "num_kv_shared_layers", "attention_chunk_size", "no_rope_layers", "use_sliding_window",
+    "max_window_layers", "multi_query", "text_config", "max_position_embeddings", "vocab_size",
+    "num_local_experts", "global_head_dim", "mamba_n_heads", "intermediate_size",
+]  # fmt: skip
+MODEL_TYPES = ["llama", "gemma2", "gemma3", "gemma4", "gemma3n", "llama4", "deepseek_v3",
+               "qwen3_next", "nemotron_h", "jamba", "falcon_h1", "falcon", "chatglm",
+               "cohere2", "mystery"]  # fmt: skip
+
+
+def test_any_config_is_a_spec_or_a_kvlint_error() -> None:
+    """No config, however broken, ends in anything but a ModelSpec or a KvlintError."""
+    from hypothesis import given
+    from hypothesis import settings
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-2, 300), st.floats(allow_nan=False),
+        st.text(max_size=8), st.sampled_from(MODEL_TYPES),
+    )  # fmt: skip
+    values = st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=6), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+    base = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 64,
+            "num_attention_heads": 4}  # fmt: skip
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.dictionaries(st.sampled_from(KEYS), values, max_size=6), st.booleans())
+    def check(extra: dict[str, Any], keep_base: bool) -> None:
+        config = {**base, **extra} if keep_base else extra
+        try:
+            spec = spec_from_config(config, name="fuzz")
+        except KvlintError as error:
+            assert "\n" not in str(error)
+            return
+        assert spec.num_layers >= 1
+
+    check()
+
+
+def test_mpt_attn_config_kv_heads() -> None:
+    config = {"model_type": "mpt", "n_layers": 32, "d_model": 4096, "n_heads": 32,
+              "max_seq_len": 2048, "attn_config": {"kv_n_heads": 8},
+              "vocab_size": 50432}  # fmt: skip
+    spec = spec_from_config(config, name="mpt")
+    assert (spec.num_layers, spec.num_key_value_heads, spec.head_dim) == (32, 8, 128)
+    assert spec.max_length_key == "max_seq_len"
+
+
+def test_hidden_smaller_than_heads_without_head_dim() -> None:
+    with pytest.raises(KvlintError, match="smaller than the 64 attention heads"):
+        spec_from_config({**LLAMA_70B, "hidden_size": 32}, name="m")

@@ -52,6 +52,10 @@ class ConfigView:
         self.prefix = prefix
         self._locate = locate
 
+    def child(self, data: Mapping[str, Any], key: str) -> ConfigView:
+        """A view of the mapping under ``key``, with positions."""
+        return ConfigView(data, path=self.path, prefix=(*self.prefix, key), locate=self._locate)
+
     def key_name(self, key: str) -> str:
         return ".".join((*self.prefix, key))
 
@@ -185,9 +189,13 @@ def read_kv_heads(cfg: ConfigView, heads: int) -> int:
     if cfg.opt_bool("multi_query"):
         return 1
     key = cfg.first_key(KV_HEAD_KEYS)
-    if key is None:
-        return heads
-    return check_kv_heads(cfg, key, heads)
+    if key is not None:
+        return check_kv_heads(cfg, key, heads)
+    attn = cfg.opt_mapping("attn_config")  # MPT / DBRX keep it here
+    if attn is not None and attn.get("kv_n_heads") is not None:
+        nested = cfg.child(attn, "attn_config")
+        return check_kv_heads(nested, "kv_n_heads", heads)
+    return heads
 
 
 def check_kv_heads(cfg: ConfigView, key: str, heads: int) -> int:
@@ -214,6 +222,14 @@ def read_head_dim(cfg: ConfigView, hidden: int, heads: int, keys: Sequence[str] 
         value = cfg.opt_int(key, minimum=0)
         if value:
             return value
+    if hidden < heads:
+        raise cfg.error(
+            HIDDEN_KEYS[0]
+            if cfg.has(HIDDEN_KEYS[0])
+            else (cfg.first_key(HIDDEN_KEYS) or "head_dim"),
+            f"hidden size {hidden} is smaller than the {heads} attention heads and there is no "
+            "`head_dim`",
+        )
     return hidden // heads
 
 
