@@ -7,6 +7,7 @@ from dataclasses import field
 
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.gpus import GpuSpec
+from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import LenAnswer
@@ -52,6 +53,25 @@ class Plan:
     engines: list[EngineRow] = field(default_factory=list)
     chart: Chart | None = None
     notes: tuple[str, ...] = ()
+    kv_per_token: int | None = None  # first principles, whole model, growing layers
+    kv_per_sequence: int | None = None  # first principles, whole model, at ``context``
+
+
+def first_principles(dep: Deployment, spec: ModelSpec, context: int) -> tuple[int, int] | None:
+    """(bytes per token, bytes per sequence of ``context``) for the whole model at the
+    deployment's cache dtype: the seeds' hand arithmetic, no engine, no parallelism."""
+    name = str(value(dep.kv_cache_dtype) or "auto").lower()
+    if name.startswith("fp8") or name.endswith("_per_token_head"):
+        name = "fp8"
+    elif name.startswith("nvfp4"):
+        name = "nvfp4"
+    elif name == "fp8_e4m3fn":
+        name = "fp8"
+    try:
+        kv = kv_size(spec, name)
+    except ValueError:
+        return None
+    return kv.per_token_bytes, kv.per_sequence_bytes(context)
 
 
 def _own_layout(dep: Deployment) -> Layout | None:
@@ -174,6 +194,7 @@ def solve(
         limit=limit,
         estimator=estimate,
     )
+    fp = first_principles(dep, spec, context)
     return Plan(
         label=label,
         spec=spec,
@@ -191,4 +212,6 @@ def solve(
         engines=engine_rows,
         chart=chart,
         notes=tuple(notes),
+        kv_per_token=fp[0] if fp else None,
+        kv_per_sequence=fp[1] if fp else None,
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.units import format_binary
+from kvlint.arith.units import format_decimal
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
 from kvlint.solve.layout import Layout
@@ -61,6 +62,13 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "engine": {"name": plan.base.engine, "version": plan.base.version},
         "target": {"context": plan.context, "concurrency": plan.concurrency},
         "model_max_len": plan.model_limit,
+        "first_principles": {
+            "per_token_bytes": plan.kv_per_token,
+            "per_sequence_bytes": plan.kv_per_sequence,
+            "target_bytes": None
+            if plan.kv_per_sequence is None
+            else plan.kv_per_sequence * plan.concurrency,
+        },
         "layout": {**(_layout(plan.layout) or {}), "reason": plan.layout_reason},
         "max_num_seqs": {
             "max_model_len": plan.seqs.max_model_len,
@@ -154,9 +162,10 @@ def render_plan(plan: Plan) -> list[Any]:
     est = plan.base
     out: list[Any] = []
     header = Text()
-    header.append(plan.label, style="bold")
+    if plan.label != plan.spec.name:
+        header.append(f"{plan.label}\n", style="bold")
     header.append(
-        f"\n{plan.spec.name} · {est.engine} {est.version} · {plan.gpu.key} · "
+        f"{plan.spec.name} · {est.engine} {est.version} · {plan.gpu.key} · "
         f"target {plan.concurrency:,} x {plan.context:,} tokens"
     )
     out.append(header)
@@ -164,6 +173,12 @@ def render_plan(plan: Plan) -> list[Any]:
     answers = Table(title="Answers", title_justify="left", show_header=False, box=None)
     answers.add_column(style="dim")
     answers.add_column(justify="right", style="bold")
+    if plan.kv_per_token is not None and plan.kv_per_sequence is not None:
+        answers.add_row(
+            "KV per token / per sequence / for the target (first principles, whole model)",
+            f"{_bytes(plan.kv_per_token)} / {format_decimal(plan.kv_per_sequence)} / "
+            f"{format_decimal(plan.kv_per_sequence * plan.concurrency)}",
+        )
     answers.add_row(
         f"max_num_seqs at max_model_len {plan.context:,} on {plan.layout.label} "
         f"({plan.layout_reason})",

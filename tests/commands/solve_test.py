@@ -35,6 +35,13 @@ def test_json_answers(report: dict[str, object]) -> None:
     assert report["target"] == {"context": 128_000, "concurrency": 32}
     assert report["engine"] == {"name": "vllm", "version": "0.33.0"}
     assert report["model_max_len"] == 131_072
+    # The seed's figures: 320 KiB a token, 41.94 GB a 128K sequence, 1,342 GB for 32 of them.
+    assert report["first_principles"] == {
+        "per_token_bytes": 2 * 80 * 8 * 128 * 2,
+        "per_sequence_bytes": 327_680 * 128_000,
+        "target_bytes": 32 * 327_680 * 128_000,
+    }
+    assert 32 * 327_680 * 128_000 == 1_342_177_280_000
     gpus = report["gpus"]
     assert isinstance(gpus, dict)
     assert gpus["gpus"] == 24
