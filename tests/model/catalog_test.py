@@ -92,9 +92,12 @@ def test_a_bare_name_two_orgs_share_is_ambiguous() -> None:
         assert len(catalog.ambiguous(name)) > 1
 
 
-def test_catalog_json_is_loaded_once() -> None:
-    catalog._catalog()
-    assert catalog._catalog.cache_info().currsize == 1  # type: ignore[attr-defined]
+def test_a_lookup_builds_only_the_spec_asked_for() -> None:
+    catalog.entry_spec.cache_clear()
+    assert catalog.lookup("Qwen/Qwen3-8B") is not None
+    assert catalog.lookup("qwen/qwen3-8b") is not None  # the same entry: built once
+    assert catalog.entry_spec.cache_info().currsize == 1
+    assert catalog._catalog.cache_info().currsize == 1  # the JSON was read once
 
 
 def test_reference_figures_from_the_catalog_alone() -> None:
