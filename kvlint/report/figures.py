@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from kvlint.arith.units import format_binary
+from kvlint.arith.units import format_decimal
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult
@@ -100,7 +101,9 @@ def admitted_text(fig: Figures) -> str:
 
 
 def number_rows(fig: Figures) -> list[tuple[str, str]]:
-    """The four numbers behind a capacity finding, formatted; unknown ones left out."""
+    """The four numbers behind a capacity finding, formatted; unknown ones left out. Units as
+    `kvlint size` and the rules print them: binary per token (128 KiB, the figure every model
+    card quotes), decimal per sequence and pool (the seeds' GB)."""
     rows: list[tuple[str, str]] = []
     if fig.per_token_bytes is not None:
         rows.append(("KV per token", format_binary(fig.per_token_bytes)))
@@ -108,13 +111,13 @@ def number_rows(fig: Figures) -> list[tuple[str, str]]:
         rows.append(
             (
                 "KV per sequence",
-                f"{format_binary(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens",
+                f"{format_decimal(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens",
             )
         )
     if fig.pool_tokens is not None:
         pool = f"{fig.pool_tokens:,} tokens"
         if fig.available_kv_bytes is not None:
-            pool += f" ({format_binary(fig.available_kv_bytes)} per GPU)"
+            pool += f" ({format_decimal(fig.available_kv_bytes)} per GPU)"
         rows.append(("KV pool", pool))
     if fig.admitted is not None or fig.fits is False:
         rows.append(("admitted sequences", admitted_text(fig)))

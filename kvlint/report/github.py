@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import PurePath
 from typing import IO
 from typing import TYPE_CHECKING
 
@@ -27,11 +29,19 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def annotation_path(path: str) -> str:
+    """GitHub matches ``file=`` against paths relative to the repository root: ``./a/b.yaml``
+    (what ``kvlint check .`` displays) becomes ``a/b.yaml``."""
+    if os.path.isabs(path):
+        return path
+    return PurePath(os.path.normpath(path)).as_posix()
+
+
 def workflow_command(finding: Finding) -> str:
     """``::error file=deploy.yaml,line=7,col=18,title=KV301::message``."""
     span = finding.span
     props = [
-        ("file", span.path),
+        ("file", annotation_path(span.path)),
         ("line", str(span.line)),
         ("col", str(span.column)),
     ]

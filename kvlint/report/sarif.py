@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import urllib.parse
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -74,7 +75,8 @@ def artifact_uri(path: str) -> str:
     pure = PurePath(path)
     if pure.is_absolute():
         return pure.as_uri()
-    return urllib.parse.quote(pure.as_posix())
+    # "./deploy/a.yaml" (what `kvlint check .` displays) is "deploy/a.yaml" to code scanning.
+    return urllib.parse.quote(PurePath(os.path.normpath(path)).as_posix())
 
 
 def _region(span: Span) -> dict[str, Any]:

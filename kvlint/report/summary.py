@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import TextIO
 
-from kvlint.arith.units import GiB
-from kvlint.arith.units import MiB
 from kvlint.arith.units import format_binary
+from kvlint.arith.units import format_decimal
 from kvlint.finding import Finding
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
@@ -41,7 +40,8 @@ def context_points(max_model_len: int) -> list[int]:
 
 
 def _unit(largest: int) -> tuple[int, str]:
-    return (GiB, "GiB") if largest >= GiB else (MiB, "MiB")
+    """Decimal, as `kvlint size` prints a sequence: GB, or MB for small models."""
+    return (10**9, "GB") if largest >= 10**9 else (10**6, "MB")
 
 
 def _value(n: int, unit: int) -> str:
@@ -105,10 +105,10 @@ def deployment_section(result: DeploymentResult) -> str:
         numbers.append(f"KV per token {format_binary(fig.per_token_bytes)}")
     if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
         numbers.append(
-            f"per sequence {format_binary(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
+            f"per sequence {format_decimal(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
         )
     if fig.available_kv_bytes is not None:
-        numbers.append(f"KV memory {format_binary(fig.available_kv_bytes)} per GPU")
+        numbers.append(f"KV memory {format_decimal(fig.available_kv_bytes)} per GPU")
     if numbers:
         parts += ["", "; ".join(numbers) + "."]
     missing = result.sizing.missing if result.sizing is not None else ()

@@ -77,3 +77,8 @@ def test_reporter_streams_one_line_per_finding() -> None:
         "::warning file=b.yaml,line=2,col=3,title=KV301::"
         "`max_num_seqs` 256 exceeds the 12 sequences the pool admits",
     ]
+
+
+def test_dot_slash_is_dropped_from_the_file() -> None:
+    finding = FINDING._replace(span=Span("./deploy/vllm.yaml", 7, 18))
+    assert workflow_command(finding).startswith("::error file=deploy/vllm.yaml,line=7,")

@@ -130,6 +130,7 @@ def test_multi_line_span_keeps_its_end_line() -> None:
     ("path", "uri"),
     [
         ("deploy/vllm.yaml", "deploy/vllm.yaml"),
+        ("./deploy/vllm.yaml", "deploy/vllm.yaml"),
         ("my deploy/v 1.yaml", "my%20deploy/v%201.yaml"),
         ("/srv/app/plan.yaml", "file:///srv/app/plan.yaml"),
         ("charts/100%/values.yaml", "charts/100%25/values.yaml"),

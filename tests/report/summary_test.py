@@ -23,15 +23,15 @@ SECTION = """\
 | --- | --- | --- | ---: | ---: | --- |
 {row}
 
-KV per token 128 KiB; per sequence 4 GiB at 32,768 tokens; KV memory 60 GiB per GPU.
+KV per token 128 KiB; per sequence 4.29 GB at 32,768 tokens; KV memory 64.42 GB per GPU.
 
 ```mermaid
 xychart-beta
-    title "KV cache of one sequence (GiB) by context length; line: the pool, 491,520 tokens"
+    title "KV cache of one sequence (GB) by context length; line: the pool, 491,520 tokens"
     x-axis "context length (tokens)" [512, 1024, 2048, 4096, 8192, 16384, 32768]
-    y-axis "GiB" 0 --> 66
-    bar [0.06, 0.12, 0.25, 0.50, 1.00, 2.00, 4.00]
-    line [60.00, 60.00, 60.00, 60.00, 60.00, 60.00, 60.00]
+    y-axis "GB" 0 --> 71
+    bar [0.07, 0.13, 0.27, 0.54, 1.07, 2.15, 4.29]
+    line [64.42, 64.42, 64.42, 64.42, 64.42, 64.42, 64.42]
 ```
 """.format(
     row="| meta-llama/Llama-3.1-8B-Instruct | vllm 0.11 | H100-SXM-80GB | 32,768 | 491,520 "
@@ -78,7 +78,7 @@ def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
     chart = re.search(r"```mermaid\n(.*?)```", out, re.DOTALL)
     assert chart is not None
     assert "line [" not in chart.group(1)
-    assert 'title "KV cache of one sequence (GiB) by context length"' in chart.group(1)
+    assert 'title "KV cache of one sequence (GB) by context length"' in chart.group(1)
 
 
 def test_pipes_in_cells_are_escaped() -> None:

@@ -1,0 +1,177 @@
+"""The GitHub Action's work: one check, three reports (log, SARIF, job summary), step outputs.
+
+``scripts/action.sh run`` calls ``python -m kvlint.action``; the inputs arrive as the
+``INPUT_*`` variables ``action.yml`` sets, the way GitHub passes them to a JavaScript action.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from typing import TextIO
+
+from kvlint.errors import KvlintError
+
+if TYPE_CHECKING:
+    from kvlint.linter import LintResult
+    from kvlint.linter import Summary
+    from kvlint.report.base import Reporter
+
+LOG_FORMATS = ("github", "concise", "full", "json")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The action's inputs, read from the environment."""
+
+    paths: tuple[str, ...]
+    args: tuple[str, ...]
+    format: str
+    fail_on: str
+    sarif_file: str | None
+    summary: bool
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Inputs:
+        def get(name: str, default: str = "") -> str:
+            return env.get(f"INPUT_{name}", "").strip() or default
+
+        try:
+            paths = tuple(shlex.split(get("PATHS", ".")))
+            args = tuple(shlex.split(get("ARGS")))
+        except ValueError as exc:  # an unbalanced quote
+            raise KvlintError(f"action input: {exc}") from None
+        fmt = get("FORMAT", "github")
+        if fmt not in LOG_FORMATS:
+            known = ", ".join(LOG_FORMATS)
+            raise KvlintError(f"action input `format`: unknown format `{fmt}` (use {known})")
+        return cls(
+            paths=paths or (".",),
+            args=args,
+            format=fmt,
+            fail_on=get("FAIL_ON", "warning"),
+            sarif_file=get("SARIF_FILE") or None,
+            summary=get("SUMMARY", "true").lower() not in ("false", "0", "no", "off"),
+        )
+
+
+def check_arguments(inputs: Inputs) -> argparse.Namespace:
+    """The inputs parsed by ``kvlint check``'s own parser, so ``args`` means what it means on
+    the command line; ``args`` comes last and so wins (``--fail-on`` given twice)."""
+    from kvlint.commands import check
+
+    parser = argparse.ArgumentParser(prog="kvlint check", exit_on_error=False)
+    check.add_arguments(parser)
+    argv = [*inputs.paths, "--fail-on", inputs.fail_on, *inputs.args]
+    try:
+        return parser.parse_args(argv)
+    except argparse.ArgumentError as exc:
+        raise KvlintError(f"action input: {exc}") from None
+    except SystemExit:  # argparse has printed the usage error
+        raise KvlintError(f"action input: cannot parse `kvlint check {shlex.join(argv)}`") from None
+
+
+def feed(reporters: Sequence[Reporter], result: LintResult, summary: Summary) -> None:
+    """Drive every reporter through the lifecycle over the one result."""
+    for reporter in reporters:
+        reporter.start()
+    for deployment in result.deployments:
+        for reporter in reporters:
+            reporter.deployment(deployment)
+    for finding in result.findings:
+        for reporter in reporters:
+            reporter.finding(finding)
+    for reporter in reporters:
+        reporter.finish(summary)
+
+
+@contextlib.contextmanager
+def _opened(path: str | None, *, append: bool = False) -> Iterator[TextIO | None]:
+    if not path:
+        yield None
+        return
+    try:
+        # The step summary is appended to: other steps of the job write there too.
+        handle = (
+            open(path, "a", encoding="utf-8")  # noqa: SIM115  (closed below)
+            if append
+            else open(path, "w", encoding="utf-8")  # noqa: SIM115
+        )
+    except OSError as exc:
+        raise KvlintError(f"cannot write: {exc.strerror}", path=path) from None
+    with handle:
+        yield handle
+
+
+def write_outputs(env: Mapping[str, str], values: Mapping[str, str]) -> None:
+    """``name=value`` lines for ``$GITHUB_OUTPUT`` (every value here is a single line)."""
+    path = env.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as out:
+        for name, value in values.items():
+            out.write(f"{name}={value}\n")
+
+
+def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
+    from kvlint.commands.check import build_settings
+    from kvlint.linter import lint_paths
+    from kvlint.linter import summarise
+    from kvlint.report import reporter_class
+    from kvlint.report.base import ReportOptions
+    from kvlint.report.sarif import SarifReporter
+    from kvlint.report.summary import SummaryReporter
+
+    inputs = Inputs.from_env(env)
+    args = check_arguments(inputs)
+    settings = build_settings(args)
+    result = lint_paths(args.paths, settings)
+    for error in result.plugin_errors:
+        print(f"::warning title=kvlint plugin::{error}", file=stdout)
+    summary = summarise(result, settings.fail_on)
+    options = ReportOptions(statistics=args.statistics)
+    step_summary = env.get("GITHUB_STEP_SUMMARY") if inputs.summary else None
+    with _opened(inputs.sarif_file) as sarif, _opened(step_summary, append=True) as markdown:
+        reporters: list[Reporter] = [reporter_class(inputs.format)(stdout, options)]
+        if sarif is not None:
+            reporters.append(SarifReporter(sarif))
+        if markdown is not None:
+            reporters.append(SummaryReporter(markdown))
+        feed(reporters, result, summary)
+    write_outputs(
+        env,
+        {
+            "exit-code": str(summary.exit_code),
+            "findings": str(summary.total),
+            "errors": str(summary.by_severity.get("error", 0)),
+            "warnings": str(summary.by_severity.get("warning", 0)),
+            "sarif-file": inputs.sarif_file or "",
+        },
+    )
+    return summary.exit_code
+
+
+def main(env: Mapping[str, str] | None = None) -> int:
+    environ = os.environ if env is None else env
+    try:
+        return run_action(environ, sys.stdout)
+    except KvlintError as exc:
+        # An annotation as well as the log line, so the pull request shows why nothing ran.
+        from kvlint.report.github import escape_data
+
+        print(f"::error title=kvlint::{escape_data(str(exc))}")
+        print(f"kvlint: {exc}", file=sys.stderr)
+        write_outputs(environ, {"exit-code": "2", "findings": "0"})
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""The GitHub Action: action.yml is valid, and its run step writes annotations, the SARIF log,
+the job summary and the step outputs, with the numbers `kvlint size` gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from testing.cli import run_cli
+from testing.shared import SARIF_SCHEMA
+from testing.shared import shared_file
+
+REPO = Path(__file__).resolve().parent.parent
+ACTION = REPO / "action.yml"
+SCRIPT = REPO / "scripts" / "action.sh"
+
+# Llama 3.1 8B on one H100 under vLLM 0.11: 256 sequences of 32K do not fit (KV301, a warning).
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-8b
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: llama-8b}
+  template:
+    metadata:
+      labels: {app: llama-8b}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-8B-Instruct
+            - --max-model-len=32768
+            - --max-num-seqs=256
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+
+
+def test_action_yml_is_valid_for_github() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
+         str(ACTION)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok -- validation done" in done.stdout
+
+
+def test_every_input_reaches_the_script() -> None:
+    action = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    env: dict[str, str] = {}
+    for step in action["runs"]["steps"]:
+        assert step["run"].startswith('bash "$GITHUB_ACTION_PATH/scripts/action.sh" ')
+        env.update(step.get("env", {}))
+    expected = {
+        f"INPUT_{name.upper().replace('-', '_')}": f"${{{{ inputs.{name} }}}}"
+        for name in action["inputs"]
+    }
+    assert env == expected
+    assert set(action["inputs"]) == {
+        "paths", "version", "args", "format", "fail-on", "sarif-file", "summary"
+    }  # fmt: skip
+    script = SCRIPT.read_text(encoding="utf-8") + (REPO / "kvlint" / "action.py").read_text()
+    for name in expected:
+        assert name.removeprefix("INPUT_") in script, name
+
+
+def _run_step(project: Path, tmp_path: Path, **inputs: str) -> tuple[int, str, Path, Path]:
+    summary = tmp_path / "step_summary.md"
+    outputs = tmp_path / "github_output"
+    summary.write_text("earlier step\n", encoding="utf-8")  # appended to, never replaced
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update(
+        KVLINT_PYTHON=sys.executable,
+        PYTHONPATH=str(REPO),  # the kvlint of this checkout, whatever is installed
+        GITHUB_ACTIONS="true",
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_OUTPUT=str(outputs),
+        NO_COLOR="1",
+    )
+    env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "run"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.stderr == "", done.stderr
+    return done.returncode, done.stdout, summary, outputs
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / "llama.yaml").write_text(K8S, encoding="utf-8")
+    return root
+
+
+def _size(project: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        done = run_cli(["size", "deploy/llama.yaml", "--format", "json", *extra], capsys)
+    finally:
+        os.chdir(cwd)
+    assert done.code == 0, done.err
+    deployment: dict[str, Any] = json.loads(done.out)["deployments"][0]
+    return deployment
+
+
+def test_run_step_writes_annotations_sarif_summary_and_outputs(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Default paths (the whole checkout): annotations name the file as GitHub wants it,
+    # relative to the repository root without "./".
+    code, stdout, summary_file, outputs = _run_step(
+        project, tmp_path, sarif_file="kvlint.sarif", args="--no-config"
+    )
+    assert code == 1, stdout  # a warning, and fail-on defaults to warning
+
+    # One workflow command per finding, at the value to change.
+    (annotation,) = stdout.splitlines()
+    prefix = "::warning file=deploy/llama.yaml,line=21,col=30,endColumn=33,title=KV301::"
+    assert annotation.startswith(prefix + "`max_num_seqs` 256 "), annotation
+    assert outputs.read_text(encoding="utf-8") == (
+        "exit-code=1\nfindings=1\nerrors=0\nwarnings=1\nsarif-file=kvlint.sarif\n"
+    )
+
+    log = json.loads((project / "kvlint.sarif").read_text(encoding="utf-8"))
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "KV301"
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "deploy/llama.yaml"}
+    assert (location["region"]["startLine"], location["region"]["startColumn"]) == (21, 30)
+
+    summary = summary_file.read_text(encoding="utf-8")
+    assert summary.startswith("earlier step\n## kvlint\n\n1 warning in 1 file, 1 deployment.\n")
+
+    # The table and the chart carry the numbers `kvlint size` gives for the same file.
+    size = _size(project, capsys)
+    engine = size["engine"]
+    assert engine["max_model_len"] == 32_768
+    row = (
+        f"| meta-llama/Llama-3.1-8B-Instruct | vllm {engine['version']} | H100-SXM-80GB "
+        f"| {engine['max_model_len']:,} | {engine['kv_cache_tokens']:,} "
+        f"| {engine['max_concurrency']:.2f}x of 256 requested |"
+    )
+    assert row in summary.splitlines()
+    chart = re.search(r"```mermaid\nxychart-beta\n(.*?)```", summary, re.DOTALL)
+    assert chart is not None, summary
+    lines = chart.group(1).splitlines()
+    x_axis = re.fullmatch(r'    x-axis "context length \(tokens\)" \[(.*)\]', lines[1])
+    bars = re.fullmatch(r"    bar \[(.*)\]", lines[3])
+    pool = re.fullmatch(r"    line \[(.*)\]", lines[4])
+    assert x_axis and bars and pool, lines
+    contexts = [int(n) for n in x_axis.group(1).split(", ")]
+    assert contexts == [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    heights = [float(v) for v in bars.group(1).split(", ")]
+    assert heights[-1] == round(size["per_sequence_bytes"] / 1e9, 2) == 4.29
+    assert heights[4] == round(
+        _size(project, capsys, "--context", "8192")["per_sequence_bytes"] / 1e9, 2
+    )
+    pool_gb = engine["kv_cache_tokens"] * size["per_token_bytes"] / 1e9
+    assert {float(v) for v in pool.group(1).split(", ")} == {round(pool_gb, 2)}
+    assert f'line: the pool, {engine["kv_cache_tokens"]:,} tokens"' in lines[0]
+
+
+def test_the_sarif_file_is_valid_for_upload_sarif(project: Path, tmp_path: Path) -> None:
+    schema = json.loads(shared_file(SARIF_SCHEMA).read_text(encoding="utf-8"))
+    _run_step(project, tmp_path, paths="deploy", sarif_file="kvlint.sarif")
+    log = json.loads((project / "kvlint.sarif").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(log)
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["KV301"]
+
+
+def test_clean_run_without_sarif_or_summary(project: Path, tmp_path: Path) -> None:
+    path = project / "deploy" / "llama.yaml"
+    path.write_text(K8S.replace("--max-num-seqs=256", "--max-num-seqs=8"), encoding="utf-8")
+    code, stdout, summary_file, outputs = _run_step(
+        project, tmp_path, paths="deploy/llama.yaml", sarif_file="", summary="false"
+    )
+    assert (code, stdout) == (0, "")
+    assert summary_file.read_text(encoding="utf-8") == "earlier step\n"
+    assert outputs.read_text(encoding="utf-8") == (
+        "exit-code=0\nfindings=0\nerrors=0\nwarnings=0\nsarif-file=\n"
+    )
+    assert not (project / "kvlint.sarif").exists()
+
+
+def test_fail_on_error_passes_a_warning_and_args_reach_check(project: Path, tmp_path: Path) -> None:
+    code, stdout, _, _ = _run_step(project, tmp_path, fail_on="error", format="concise")
+    assert code == 0
+    assert "deploy/llama.yaml:21:30: KV301 `max_num_seqs` 256 needs" in stdout
+    code, stdout, _, _ = _run_step(project, tmp_path, args="--ignore KV301", format="concise")
+    assert (code, stdout) == (0, "")
+
+
+def test_bad_input_is_one_annotation_and_exit_2(project: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "s.md"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update(KVLINT_PYTHON=sys.executable, PYTHONPATH=str(REPO), INPUT_PATHS="nowhere.yaml",
+               GITHUB_OUTPUT=str(tmp_path / "out"), GITHUB_STEP_SUMMARY=str(summary))  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "run"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stdout == "::error title=kvlint::nowhere.yaml: no such file or directory\n"
+    assert done.stderr == "kvlint: nowhere.yaml: no such file or directory\n"
+    assert (tmp_path / "out").read_text(encoding="utf-8") == "exit-code=2\nfindings=0\n"
