@@ -146,6 +146,14 @@ def server_image_engine(image: str) -> str | None:
     return None
 
 
+# The engines' own images: only their tags state the engine's version.
+_OFFICIAL_IMAGES = {
+    "vllm": re.compile(r"(^|/)vllm/vllm-(openai|tpu)|(^|/)rocm/vllm", re.IGNORECASE),
+    "sglang": re.compile(r"(^|/)lmsysorg/sglang", re.IGNORECASE),
+    "llamacpp": re.compile(r"(^|/)(ggml-org|ggerganov)/llama\.cpp", re.IGNORECASE),
+    "tgi": re.compile(r"huggingface/text-generation-inference", re.IGNORECASE),
+    "ollama": re.compile(r"(^|/)ollama/ollama", re.IGNORECASE),
+}
 _SEMVER_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
 _LLAMA_BUILD_RE = re.compile(r"(?:^|-)(b\d{3,6})(?:$|-)")
 _TGI_DLC_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
@@ -157,8 +165,8 @@ def version_from_image(image: str, engine: str) -> str | None:
         dlc = _TGI_DLC_RE.search(image)
         if dlc:  # Google's DLC images: ...-text-generation-inference-cu124.2-3.ubuntu2204
             return ".".join(part for part in dlc.groups() if part)
-    if image_engine(image) != engine or (engine == "vllm" and "llm-d" in image):
-        return None
+    if engine not in _OFFICIAL_IMAGES or not _OFFICIAL_IMAGES[engine].search(image):
+        return None  # a third-party image (lmcache/vllm-openai, llm-d) versions itself
     name = image.split("@", 1)[0]
     last = name.rsplit("/", 1)[-1]
     if ":" not in last:

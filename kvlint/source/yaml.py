@@ -63,19 +63,45 @@ def _composer() -> Any:
     return YAML(typ="safe", pure=True)
 
 
+def parse_embedded(scalar: Scalar) -> tuple[list[Document], list[InputProblem]]:
+    """YAML held in a literal block scalar (a RayService ``serveConfigV2: |``), with file spans.
+
+    Everything outside the block's lines is blanked (same length, same newlines), so the inner
+    YAML keeps its indentation and every node's offset is its offset in the file. Other scalar
+    styles fold or escape characters; their content is not positioned and yields nothing.
+    """
+    if scalar.style != "|":
+        return [], []
+    source = scalar.source
+    content_start = source.text.find("\n", scalar.start) + 1
+    if content_start <= 0 or content_start >= scalar.end:
+        return [], []
+    masked = _blank(source.text[:content_start]) + source.text[content_start : scalar.end]
+    masked += _blank(source.text[scalar.end :])
+    return parse_documents(source, text=masked)
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
+
+
 def parse_documents(
-    source: SourceText, *, json: bool = False
+    source: SourceText, *, json: bool = False, text: str | None = None
 ) -> tuple[list[Document], list[InputProblem]]:
-    """Every document of ``source`` as nodes, plus the problems found (never raises)."""
+    """Every document of ``source`` as nodes, plus the problems found (never raises).
+
+    ``text`` (same length and lines as the source) is what gets parsed, when given.
+    """
     documents: list[Document] = []
     problems: list[InputProblem] = []
-    for index, (start, end) in enumerate(_chunks(source.text, json=json)):
-        chunk = source.text[start:end]
+    body = source.text if text is None else text
+    for index, (start, end) in enumerate(_chunks(body, json=json)):
+        chunk = body[start:end]
         if json:
             # JSON allows TAB as whitespace and a raw TAB cannot sit inside a JSON string, so
             # spaces keep every column and let the YAML composer read the file.
             chunk = chunk.replace("\t", " ")
-        markers = conflict_markers(source.text, start, end)
+        markers = conflict_markers(body, start, end)
         if markers:
             problems.append(_conflict_problem(source, markers))
             continue

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from kvlint.deploy.carriers import compose
+from kvlint.deploy.carriers import dynamo
 from kvlint.deploy.carriers import engine_yaml
+from kvlint.deploy.carriers import helm
+from kvlint.deploy.carriers import kserve
+from kvlint.deploy.carriers import kubeai
 from kvlint.deploy.carriers import kubernetes
+from kvlint.deploy.carriers import plan
+from kvlint.deploy.carriers import ray
 from kvlint.deploy.carriers.base import Carrier
 
 CARRIERS: dict[str, Carrier] = {
+    plan.NAME: plan,
     kubernetes.NAME: kubernetes,
+    kserve.NAME: kserve,
+    kubeai.NAME: kubeai,
+    dynamo.NAME: dynamo,
+    ray.NAME: ray,
+    compose.NAME: compose,
+    helm.NAME: helm,
     engine_yaml.NAME: engine_yaml,
 }

@@ -191,6 +191,14 @@ def container_deployment(
             engine_name = "ollama"
         engine_name = engine_name or default_engine
     if engine_name is None:
+        suspected = image_engine(image) if image else None
+        if suspected is not None and command_node is not None:
+            where = command_node.span
+            message = (
+                f"{name}: the image looks like {suspected}, but `{_program(command)}` is not a "
+                f"program kvlint knows how to read, so its settings are not checked"
+            )
+            problems.append(InputProblem("KV905", where, message, Severity.WARNING))
         return None
     engine = ENGINES[engine_name]
     if invocation is not None and invocation.program is not None:
@@ -228,6 +236,10 @@ def container_deployment(
         dep.gpu = pod.gpu
         dep.annotations = dict(pod.annotations)
     return dep
+
+
+def _program(command: list[Token]) -> str:
+    return command[0].text if command else "?"
 
 
 def _drop_flags(tokens: list[Token], flags: frozenset[str]) -> list[Token]:

@@ -44,11 +44,15 @@ SETTINGS = {
     )
 }
 
+# SGLang's own docs and launch examples write `--tp 2` / `--dp 2`: argparse expands the prefix,
+# and the project treats them as the spellings, so they are not reported as abbreviations.
+ALIASES = {**sglang_flags.ALIASES, "--tp": "tp-size", "--dp": "dp-size"}
+
 SPEC = EngineSpec(
     name="sglang",
     settings=SETTINGS,
     known=sglang_flags.KNOWN,
-    aliases=sglang_flags.ALIASES,
+    aliases=ALIASES,
     env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
     abbrev=True,  # argparse default: `--tp 2` is `--tp-size 2`
     model_flag="model-path",

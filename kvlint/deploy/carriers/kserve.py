@@ -1,0 +1,143 @@
+"""KServe: ``InferenceService`` (predictor containers or the Hugging Face runtime's ``model``),
+``ServingRuntime``/``ClusterServingRuntime`` containers, and ``LLMInferenceService`` (llm-d)."""
+
+from __future__ import annotations
+
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.carriers.container import PodFacts
+from kvlint.deploy.carriers.container import container_deployment
+from kvlint.deploy.carriers.container import gpu_from_scheduling
+from kvlint.deploy.carriers.container import int_sourced
+from kvlint.deploy.carriers.kubernetes import kind_of
+from kvlint.deploy.carriers.kubernetes import object_name
+from kvlint.deploy.carriers.kubernetes import pod_deployments
+from kvlint.deploy.engines.argv import Token
+from kvlint.deploy.engines.argv import from_node
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+
+NAME = "kserve"
+
+_KINDS = ("InferenceService", "ServingRuntime", "ClusterServingRuntime", "LLMInferenceService")
+# The Hugging Face server's own flags (kserve python/huggingfaceserver/__main__.py); the rest
+# of its argv goes to vLLM.
+_HF_SERVER_FLAGS = frozenset(
+    {
+        "--model_name",
+        "--model_id",
+        "--model_dir",
+        "--model_revision",
+        "--tokenizer_revision",
+        "--backend",
+        "--task",
+        "--disable_lower_case",
+        "--disable_special_tokens",
+        "--return_probabilities",
+        "--return_token_type_ids",
+        "--return_raw_logits",
+        "--max_length",
+        "--predictor_protocol",
+        "--http_port",
+        "--grpc_port",
+    }
+)
+
+
+def matches(root: Node) -> bool:
+    found = kind_of(root)
+    return found is not None and "kserve.io" in found[0] and found[1] in _KINDS
+
+
+def extract(root: Node, ctx: Context) -> list[Deployment]:
+    assert isinstance(root, Mapping)
+    kind = root.text_of("kind")
+    label = object_name(root)
+    spec = root.mapping("spec")
+    if spec is None:
+        return []
+    if kind == "LLMInferenceService":
+        found = _llm_inference_service(spec, label, ctx)
+    elif kind == "InferenceService":
+        found = _inference_service(spec, label, ctx)
+    else:
+        found = pod_deployments(spec, label=label, carrier=NAME, ctx=ctx, default_engine=None)
+    if not found and kind != "ServingRuntime":
+        ctx.unrecognised(root.span, f"{label}: no container runs an engine kvlint reads")
+    return found
+
+
+def _inference_service(spec: Mapping, label: str, ctx: Context) -> list[Deployment]:
+    predictor = spec.mapping("predictor")
+    if predictor is None:
+        return []
+    model = predictor.mapping("model")
+    if model is None:
+        return pod_deployments(predictor, label=label, carrier=NAME, ctx=ctx)
+    fmt = model.dig("modelFormat", "name")
+    if not (isinstance(fmt, Scalar) and fmt.text.lower() == "huggingface"):
+        return []
+    # The Hugging Face runtime: its own flags, then vLLM's (unless --backend=huggingface).
+    tokens = from_node(model.get("args"))
+    if any(t.text in ("--backend=huggingface", "huggingface") for t in tokens):
+        return []
+    dep = container_deployment(
+        model,
+        name=f"{label} predictor",
+        carrier=NAME,
+        problems=ctx.problems,
+        pod=PodFacts(gpu=gpu_from_scheduling(predictor)),
+        default_engine="vllm",
+        command_key="command",
+        args_key="__none__",
+    )
+    if dep is None:
+        return []
+    from kvlint.deploy.engines import ENGINES
+
+    engine = ENGINES["vllm"]
+    own = [t for t in tokens if t.text.partition("=")[0] in _HF_SERVER_FLAGS]
+    rest = [t for t in tokens if t.text.partition("=")[0] not in _HF_SERVER_FLAGS]
+    engine.apply_args(dep, rest)
+    for token in own:
+        flag, _, value = token.text.partition("=")
+        if flag == "--model_id" and value:
+            tail = token.tail(len(flag) + 1)
+            dep.model = Sourced(tail.text, tail.span, tail.raw)
+    storage = model.scalar("storageUri")
+    if dep.model is None and storage is not None and storage.text.startswith("hf://"):
+        tail = Token(storage.text, storage).tail(5)
+        dep.model = Sourced(tail.text, tail.span, tail.raw)
+    return [dep]
+
+
+def _llm_inference_service(spec: Mapping, label: str, ctx: Context) -> list[Deployment]:
+    template = spec.mapping("template")
+    deployments: list[Deployment] = []
+    if template is not None:
+        deployments = pod_deployments(
+            template, label=label, carrier=NAME, ctx=ctx, default_engine="vllm"
+        )
+    model = spec.mapping("model")
+    name = model.scalar("name") if model is not None else None
+    uri = model.scalar("uri") if model is not None else None
+    parallelism = spec.mapping("parallelism")
+    for dep in deployments:
+        dep.name = f"{label} {dep.name.split(' ', 1)[1]}"
+        if dep.model is None:
+            if name is not None:
+                dep.model = Sourced(name.text, name.span, name.raw)
+            elif uri is not None and uri.text.startswith("hf://"):
+                tail = Token(uri.text, uri).tail(5)
+                dep.model = Sourced(tail.text, tail.span, tail.raw)
+        if parallelism is not None:
+            # The controller passes these to vLLM as --tensor-parallel-size and friends.
+            tp = int_sourced(parallelism.get("tensor"), ctx.problems, "`parallelism.tensor`")
+            dp = int_sourced(parallelism.get("data"), ctx.problems, "`parallelism.data`")
+            pp = int_sourced(parallelism.get("pipeline"), ctx.problems, "`parallelism.pipeline`")
+            dep.tensor_parallel_size = dep.tensor_parallel_size or tp
+            dep.data_parallel_size = dep.data_parallel_size or dp
+            dep.pipeline_parallel_size = dep.pipeline_parallel_size or pp
+    return deployments

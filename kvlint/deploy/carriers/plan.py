@@ -1,0 +1,98 @@
+"""The kvlint plan format (``kvlint: plan/v1``): intent and claims, validated against
+``schemas/plan.schema.json`` with every schema error at its line and column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvlint.arith.units import parse_human_int
+from kvlint.arith.units import parse_size
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.carriers.container import int_sourced
+from kvlint.deploy.carriers.container import scalar_sourced
+from kvlint.deploy.engines import ENGINES
+from kvlint.deploy.model import Claims
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import InputProblem
+from kvlint.deploy.model import Sourced
+from kvlint.finding import Severity
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+
+NAME = "plan"
+
+
+def matches(root: Node) -> bool:
+    return isinstance(root, Mapping) and root.get("kvlint") is not None
+
+
+def extract(root: Node, ctx: Context) -> list[Deployment]:
+    import kvlint_schemas  # type: ignore[import-not-found]  # installed name of schemas/
+
+    from kvlint.source.schema import validate
+
+    assert isinstance(root, Mapping)
+    ctx.problems.extend(validate(root, kvlint_schemas.load("plan")))
+    engine_node = root.scalar("engine")
+    engine_name = engine_node.text if engine_node is not None else ""
+    if engine_name not in ENGINES:
+        return []  # the schema error already says which engines exist
+    assert engine_node is not None
+    engine = ENGINES[engine_name]
+    label = root.text_of("name") or "plan"
+    dep = Deployment(
+        path=ctx.path,
+        span=root.span,
+        name=label,
+        carrier=NAME,
+        engine=Sourced(engine_name, engine_node.span, engine_node.raw),
+    )
+    dep.engine_version = scalar_sourced(root.get("engine_version"))
+    dep.gpu = scalar_sourced(root.get("gpu"))
+    gpus = root.scalar("gpus")
+    if gpus is not None and isinstance(gpus.value, int) and not isinstance(gpus.value, bool):
+        dep.gpu_count = int_sourced(gpus, ctx.problems, "`gpus`")
+    settings = root.mapping("settings")
+    if settings is not None:
+        engine.apply_mapping(dep, settings)
+    model = scalar_sourced(root.get("model"))
+    if model is not None:
+        dep.model = model
+        dep.settings.setdefault(engine.spec.model_flag, model)
+    claims = root.mapping("claims")
+    if claims is not None:
+        dep.claims = _claims(claims, dep.problems)
+    return [dep]
+
+
+def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
+    def read(key: str, parse: Callable[[Any], Any]) -> Sourced[Any] | None:
+        value = node.get(key)
+        if not isinstance(value, Scalar) or value.value is None:
+            return None
+        try:
+            parsed = parse(value.value)
+        except (ValueError, TypeError) as exc:
+            message = f"`claims.{key}`: {exc}"
+            problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))
+            return None
+        return Sourced(parsed, value.span, value.raw)
+
+    def count(text: Any) -> int:
+        if isinstance(text, bool) or not isinstance(text, int):
+            raise ValueError(f"expected a whole number, got {text!r}")
+        return text
+
+    return Claims(
+        concurrency=read("concurrency", count),
+        context=read("context", lambda v: parse_human_int(v if isinstance(v, int) else str(v))),
+        kv_per_token=read("kv_per_token", parse_size),
+        kv_per_sequence=read("kv_per_sequence", parse_size),
+        kv_pool_tokens=read(
+            "kv_pool_tokens", lambda v: parse_human_int(v if isinstance(v, int) else str(v))
+        ),
+        kv_cache_dtype=read("kv_cache_dtype", str),
+        gpus_needed=read("gpus_needed", count),
+    )
