@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--context", type=_human_int, help="target context per sequence: 128k = 128,000"
     )
     parser.add_argument(
-        "--max-model-len", type=_human_int, help="max_model_len (default: --context)"
+        "--max-model-len",
+        type=_human_int,
+        help="the engine's max_model_len; the same as --context when that is not given",
     )
     parser.add_argument("--concurrency", type=_human_int, help="sequences served at once")
     parser.add_argument("--kv-cache-dtype", help="cache dtype: auto, fp8, q8_0, ...")
@@ -149,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
     from kvlint.arith.gpus import known_gpu_names
     from kvlint.arith.gpus import lookup_gpu
     from kvlint.solve.layout import Layout
+    from kvlint.solve.layout import pp_problem
+    from kvlint.solve.layout import tp_problem
     from kvlint.solve.plan import solve
 
     plans = []
@@ -163,13 +167,18 @@ def run(args: argparse.Namespace) -> int:
         if gpu.out_of_scope:
             raise KvlintError(f"{gpu.display} is a TPU: kvlint sizes GPU memory only")
         layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
+        if layout is not None:
+            engine = dep.engine.value
+            problem = tp_problem(spec, engine, layout.tp) or pp_problem(spec, engine, layout.pp)
+            if problem:
+                raise KvlintError(f"{label}: {engine} refuses {layout.label}: {problem}")
         plans.append(
             solve(
                 dep,
                 spec,
                 gpu,
                 label=label,
-                context=args.context,
+                context=args.context or args.max_model_len,
                 concurrency=args.concurrency,
                 layout=layout,
                 max_gpus=args.max_gpus,

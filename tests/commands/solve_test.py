@@ -153,3 +153,12 @@ def test_a_deployment_file_is_solved_with_its_own_settings(
     assert estimate["bytes_per_token"] == 32 * 1024
     blocks = estimate["available_kv_bytes"] // (16 * 32 * 1024)
     assert data["max_num_seqs"]["value"] == (blocks - 1) // 2_000
+
+
+def test_a_layout_the_engine_refuses_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["solve", LLAMA, "--gpu", "H100", "--tp", "3"], capsys)
+    assert result.code == 2
+    assert result.err == (
+        "kvlint: meta-llama/Meta-Llama-3.1-70B: vllm refuses TP 3: "
+        "64 attention heads do not divide by TP 3\n"
+    )
