@@ -221,3 +221,12 @@ def test_a_failed_download_is_one_line_and_never_prints_the_token(tmp_path: path
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kvlint: model 'acme/not-anywhere'")
     assert "Traceback" not in result.stderr
+
+
+def test_an_ambiguous_bare_name_lists_the_candidates() -> None:
+    with pytest.raises(KvlintError) as info:
+        resolve_model("Meta-Llama-3.1-405B-Instruct-FP8", offline=True)
+    message = str(info.value)
+    assert "ambiguous" in message
+    assert "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8" in message
+    assert "neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8" in message
