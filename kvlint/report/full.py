@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from kvlint.linter import Summary
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+# Findings about the arithmetic (KV1xx-KV4xx) get the deployment's budget beneath them when
+# they bring no numbers of their own; an unknown flag or an unreadable file does not.
+ARITHMETIC = ("KV1", "KV2", "KV3", "KV4")
 CONTEXT_LINES = 1  # lines shown above and below the offending one (ruff shows a few more)
 
 
@@ -153,7 +156,7 @@ class FullReporter(Reporter):
             self.console.print(fix)
         rows = list(finding.numbers)
         owner = self._owner.get(finding)
-        if not rows and owner is not None:
+        if not rows and owner is not None and finding.code.startswith(ARITHMETIC):
             rows = number_rows(deployment_figures(owner))
         if rows:
             self.console.print(numbers_table(rows))
