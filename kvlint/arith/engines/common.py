@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TypeVar
 
 from kvlint.deploy.model import Sourced
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 
 T = TypeVar("T")
@@ -32,6 +34,16 @@ def setting(settings: dict[str, Sourced[object]], *names: str) -> object | None:
             if key in settings:
                 return settings[key].value
     return None
+
+
+def head_dims(layer: LayerSpec) -> tuple[int, int]:
+    """(K, V) head dims as the engines store them. A K = V layer (Gemma 4's global attention,
+    ``attention_k_eq_v``) shares a projection, not a cache: every engine's attention keeps a V
+    tensor of the K width beside K (vLLM's ``AttentionSpec.head_size_v`` defaults to
+    ``head_size``)."""
+    if layer.kind is CacheKind.FULL_KV_SHARED:
+        return layer.head_dim_k, layer.head_dim_k
+    return layer.head_dim_k, layer.head_dim_v
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -48,10 +48,11 @@ def version_label(version: tuple[int, ...]) -> str:
 # on and raised the default gpu_memory_utilization from 0.9 to 0.92 in the same change; the
 # engine's own log says "CUDA graph memory profiling is enabled (default since v0.21.0)".
 VLLM_CUDAGRAPH_PROFILING_SINCE = (0, 21)
-# The capacity log lines merged into one ("GPU KV cache size: N tokens, Maximum concurrency
-# ...") with tokens = int(concurrency x max_model_len) in the kv_cache_planning rewrite; the
-# 0.19.0 logs of the calibration set still print two lines with num_blocks // groups x block
-# size (gemma-3-27b: 36,560 = 2285 x 16). Placed with the graph change: not traced further.
+# The capacity log: tokens = int(concurrency x max_model_len) on one merged line ("GPU KV cache
+# size: N tokens, Maximum concurrency ..."), replacing num_blocks // groups x min block size
+# (vllm-project/vllm#40691 reports the old figure on 0.19.0; #38364 / #40694 change it). The
+# 0.19.0 logs of the calibration set print the old figure (gemma-3-27b: 36,560 = 2285 x 16);
+# the release that first printed the new one was not traced: kvlint places it at 0.21.
 VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 21)
 # The "≥160 GiB" batch tier (B200 / B300) is absent from 0.11.0 and present in 0.33.0.
 VLLM_LARGE_TIER_SINCE = (0, 21)

@@ -17,6 +17,7 @@ from kvlint.arith.engines import defaults as D
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.engines.common import ceil_div
 from kvlint.arith.engines.common import flag
+from kvlint.arith.engines.common import head_dims
 from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import val
 from kvlint.arith.gpus import GpuSpec
@@ -120,8 +121,8 @@ def layer_bytes(layer: LayerSpec, s: LlamaCppSettings) -> tuple[int, int]:
     if layer.kind is CacheKind.STATE:
         return 4 * layer.state_elements * s.n_parallel, 0
     cells = layer_cells(layer, s)
-    k = s.type_k.bytes_for(layer.kv_heads * layer.head_dim_k) * cells
-    head_v = layer.head_dim_v
+    head_k, head_v = head_dims(layer)
+    k = s.type_k.bytes_for(layer.kv_heads * head_k) * cells
     if layer.kind is CacheKind.MLA:
         head_v = 0  # the latent serves as K and V (current builds; older ones stored full K/V)
     v = s.type_v.bytes_for(layer.kv_heads * head_v) * cells

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from kvlint.arith.engines import defaults as D
 from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.engines.common import head_dims
 from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import setting
 from kvlint.arith.engines.common import val
@@ -59,7 +60,8 @@ def _cell_bytes(layer: LayerSpec, types: CacheTypes, tp: int, sparse: bool = Fal
             return 656 + SPARSE_MLA_INDEXER_BYTES
         return types.k.bytes_for(layer.head_dim_k)
     heads = max(1, layer.kv_heads // max(1, tp))
-    return types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(heads * layer.head_dim_v)
+    head_k, head_v = head_dims(layer)
+    return types.k.bytes_for(heads * head_k) + types.v.bytes_for(heads * head_v)
 
 
 def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:

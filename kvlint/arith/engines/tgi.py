@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from kvlint.arith.engines import defaults as D
 from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.engines.common import head_dims
 from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import setting
 from kvlint.arith.engines.common import val
@@ -52,9 +53,8 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
             continue
         heads = 1 if layer.kind is CacheKind.MLA else max(1, layer.kv_heads // shards)
-        per_token += types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(
-            heads * layer.head_dim_v
-        )
+        head_k, head_v = head_dims(layer)
+        per_token += types.k.bytes_for(heads * head_k) + types.v.bytes_for(heads * head_v)
     weights = weight_bytes_per_gpu(
         spec, tp=shards, quantization=val(dep.quantization), dtype=val(dep.dtype)
     )

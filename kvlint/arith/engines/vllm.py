@@ -43,6 +43,10 @@ SPARSE_MLA_INDEXER_BYTES = 128 + 4
 INIT_NON_TORCH = round(0.51 * GiB)
 INIT_NON_TORCH_TP = round(1.5 * GiB)
 
+# vllm-project/vllm#43308: Gemma-4-31B on an A100 80GB with the same ~50 GB of KV memory held
+# ~55k tokens on 0.20.0 (901,120 B per token: all 60 layers at full length) and ~525k on 0.21.0.
+GEMMA4_HYBRID_SINCE = (0, 21)
+
 _DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
 
@@ -129,6 +133,12 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
         hybrid = hybrid and allow is not None and allow.value.lower() in ("1", "true")
     if flag(dep.disable_sliding_window):
         hybrid = False
+    if hybrid and spec.model_type.startswith("gemma4") and version < GEMMA4_HYBRID_SINCE:
+        hybrid = False
+        defaulted.append(
+            "hybrid KV cache off: before 0.21 vLLM pages Gemma 4's sliding layers as full "
+            "attention (vllm-project/vllm#43308)"
+        )
     allow_long = flag(dep.allow_long_max_model_len)
     env_long = dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
     if env_long is not None and env_long.value.lower() in ("1", "true"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import replace
 
 from kvlint.arith.engines.common import ceil_div
+from kvlint.arith.engines.common import head_dims
 from kvlint.arith.kv import CacheTypes
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
@@ -123,9 +124,8 @@ def paged_layer(
         per_token += indexer_bytes
         return PagedLayer("full", per_token * block_size, block_size)
     heads = max(1, layer.kv_heads // max(1, tp))
-    per_token = types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(
-        heads * layer.head_dim_v
-    )
+    head_k, head_v = head_dims(layer)  # K = V layers still store both
+    per_token = types.k.bytes_for(heads * head_k) + types.v.bytes_for(heads * head_v)
     kind = "full"
     if hybrid_enabled and layer.kind is CacheKind.SLIDING and layer.window:
         kind = "sliding"
