@@ -14,9 +14,14 @@ import dataclasses
 import json
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 from typing import Any
 
 from kvlint.errors import KvlintError
+
+if TYPE_CHECKING:
+    from kvlint.deploy.model import Deployment
+    from kvlint.model.spec import ModelSpec
 
 # The contexts the seeds quote per sequence (decimal thousands: "2.62 GB at 8K" is 8,000 tokens).
 REFERENCE_CONTEXTS = (8_000, 32_000, 128_000)
@@ -116,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def model_report(
-    spec: Any,
+    spec: ModelSpec,
     *,
     context: int | None,
     cache_dtype: str = "auto",
@@ -171,7 +176,7 @@ def model_report(
     }
 
 
-def _layer_group(kind: str, count: int, spec: Any) -> dict[str, Any]:
+def _layer_group(kind: str, count: int, spec: ModelSpec) -> dict[str, Any]:
     layer = next(layer for layer in spec.layers if layer.kind.value == kind)
     group: dict[str, Any] = {"kind": kind, "count": count}
     if layer.kv_heads:
@@ -380,7 +385,7 @@ def _print_problem(problem: dict[str, Any]) -> None:
 
 
 def _deployment_report(
-    args: argparse.Namespace, dep: Any, base_dir: pathlib.Path
+    args: argparse.Namespace, dep: Deployment, base_dir: pathlib.Path
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One deployment's report, and the problem when its model cannot be resolved."""
     from kvlint.model.resolve import resolve_model
@@ -437,7 +442,7 @@ def _deployment_report(
     return report, None
 
 
-def _settings(dep: Any) -> dict[str, dict[str, Any]]:
+def _settings(dep: Deployment) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in _SETTING_FIELDS:
         value = getattr(dep, name, None)
