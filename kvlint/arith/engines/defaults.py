@@ -126,11 +126,21 @@ def vllm_batch_defaults(version: tuple[int, ...], gpu: GpuSpec | None) -> tuple[
     return 256, 2048
 
 
-def vllm_block_size(spec_has_mla: bool, version: tuple[int, ...]) -> int:
+def vllm_block_size(
+    spec_has_mla: bool, version: tuple[int, ...], gpu: GpuSpec | None = None
+) -> int:
     """Default block size: 16 (``CacheConfig.DEFAULT_BLOCK_SIZE``). MLA backends pick their own
-    on CUDA: FlashMLA 64 (the Hopper default), CUTLASS MLA 128 on Blackwell; kvlint assumes
-    FlashMLA's 64 (``vllm/platforms/cuda.py``)."""
-    return 64 if spec_has_mla else 16
+    on CUDA (``vllm/platforms/cuda.py``): CUTLASS MLA's 128 on Blackwell data-centre parts
+    (compute capability 10.x), FlashMLA's 64 elsewhere."""
+    if not spec_has_mla:
+        return 16
+    if (
+        gpu is not None
+        and gpu.vendor == "nvidia"
+        and (gpu.compute_capability or "").startswith("10.")
+    ):
+        return 128
+    return 64
 
 
 # --- SGLang -------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
         mml = derived
         defaulted.append(f"max_model_len {mml:,} (the model's)")
     has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
-    block_size = val(dep.block_size) or D.vllm_block_size(has_mla, version)
+    block_size = val(dep.block_size) or D.vllm_block_size(has_mla, version, gpu)
     cache_dtype = (val(dep.kv_cache_dtype) or "auto").lower()
     if cache_dtype == "auto" and spec.model_type in SPARSE_MLA_MODEL_TYPES:
         # "Some models (namely DeepSeekV3.2) default to fp8" (vllm/config/cache.py docstring).

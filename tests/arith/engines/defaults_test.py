@@ -43,3 +43,11 @@ def test_batch_defaults_by_gpu_memory() -> None:
     # >= 160 GiB: current line only.
     assert vllm_defaults((0, 33), b200).max_num_batched_tokens == 16384
     assert vllm_defaults((0, 11), b200).max_num_batched_tokens == 8192
+
+
+def test_mla_block_size_by_backend() -> None:
+    from kvlint.arith.engines.defaults import vllm_block_size
+
+    assert vllm_block_size(False, (0, 33), lookup_gpu("B200")) == 16
+    assert vllm_block_size(True, (0, 33), lookup_gpu("H100")) == 64  # FlashMLA
+    assert vllm_block_size(True, (0, 33), lookup_gpu("B200")) == 128  # CUTLASS MLA
