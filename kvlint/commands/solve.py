@@ -115,7 +115,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
-    """(label, Deployment, ModelSpec) for each deployment to solve."""
+    """(label, Deployment, ModelSpec or the KvlintError resolving it) for each deployment."""
     from kvlint.model.resolve import resolve_model
     from kvlint.solve.variants import cli_deployment
     from kvlint.solve.variants import vary
@@ -135,19 +135,26 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
             raise KvlintError(problem.message, problem.span)
     if not result.deployments:
         raise KvlintError("no deployment found in the file", path=args.target)
-    jobs = []
+    if args.engine:
+        overrides["engine"] = args.engine
+    jobs: list[tuple[str, Any, Any]] = []
     for dep in result.deployments:
-        if args.engine:
-            overrides["engine"] = args.engine
         dep = vary(dep, **overrides)
+        label = f"{args.target}: {dep.name}"
         if dep.model is None:
-            raise KvlintError("the deployment names no model", dep.span)
-        resolved = resolve_model(dep.model.value, offline=args.offline, base_dir=path.parent)
-        jobs.append((f"{args.target}: {dep.name}", dep, resolved.spec))
+            jobs.append((label, dep, KvlintError(f"{label}: the deployment names no model")))
+            continue
+        try:
+            spec = resolve_model(dep.model.value, offline=args.offline, base_dir=path.parent).spec
+        except KvlintError as exc:
+            jobs.append((label, dep, KvlintError(f"{label}: {exc}")))
+            continue
+        jobs.append((label, dep, spec))
     return jobs
 
 
-def run(args: argparse.Namespace) -> int:
+def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
+    """Solve one deployment; KvlintError when its GPU or the asked layout will not do."""
     from kvlint.arith.gpus import known_gpu_names
     from kvlint.arith.gpus import lookup_gpu
     from kvlint.solve.layout import Layout
@@ -155,39 +162,51 @@ def run(args: argparse.Namespace) -> int:
     from kvlint.solve.layout import tp_problem
     from kvlint.solve.plan import solve
 
+    gpu_name = dep.gpu.value if dep.gpu is not None else None
+    if gpu_name is None:
+        raise KvlintError(f"{label}: no GPU named; pass --gpu (e.g. --gpu H100-80GB)")
+    gpu = lookup_gpu(str(gpu_name))
+    if gpu is None:
+        known = ", ".join(known_gpu_names()[:12])
+        raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
+    if gpu.out_of_scope:
+        raise KvlintError(f"{gpu.display} is a TPU: kvlint sizes GPU memory only")
+    layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
+    if layout is not None:
+        engine = dep.engine.value
+        problem = tp_problem(spec, engine, layout.tp) or pp_problem(spec, engine, layout.pp)
+        if problem:
+            raise KvlintError(f"{label}: {engine} refuses {layout.label}: {problem}")
+    return solve(
+        dep,
+        spec,
+        gpu,
+        label=label,
+        context=args.context or args.max_model_len,
+        concurrency=args.concurrency,
+        layout=layout,
+        max_gpus=args.max_gpus,
+        max_tp=args.max_tp,
+        any_layout=args.any_layout,
+        replicas=not args.no_replicas,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
     plans = []
+    skipped: list[KvlintError] = []
     for label, dep, spec in _jobs(args):
-        gpu_name = dep.gpu.value if dep.gpu is not None else None
-        if gpu_name is None:
-            raise KvlintError(f"{label}: no GPU named; pass --gpu (e.g. --gpu H100-80GB)")
-        gpu = lookup_gpu(str(gpu_name))
-        if gpu is None:
-            known = ", ".join(known_gpu_names()[:12])
-            raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
-        if gpu.out_of_scope:
-            raise KvlintError(f"{gpu.display} is a TPU: kvlint sizes GPU memory only")
-        layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
-        if layout is not None:
-            engine = dep.engine.value
-            problem = tp_problem(spec, engine, layout.tp) or pp_problem(spec, engine, layout.pp)
-            if problem:
-                raise KvlintError(f"{label}: {engine} refuses {layout.label}: {problem}")
-        plans.append(
-            solve(
-                dep,
-                spec,
-                gpu,
-                label=label,
-                context=args.context or args.max_model_len,
-                concurrency=args.concurrency,
-                layout=layout,
-                max_gpus=args.max_gpus,
-                max_tp=args.max_tp,
-                any_layout=args.any_layout,
-                replicas=not args.no_replicas,
-            )
-        )
-    if args.plot and plans and plans[0].chart is not None:
+        try:
+            if isinstance(spec, KvlintError):
+                raise spec
+            plans.append(_plan(args, label, dep, spec))
+        except KvlintError as exc:
+            skipped.append(exc)
+    if not plans:
+        raise skipped[0]
+    for error in skipped:  # a file with several deployments: solve what can be solved
+        print(f"kvlint: skipped {error}", file=sys.stderr)
+    if args.plot and plans[0].chart is not None:
         from kvlint.solve.plot import render_svg
 
         try:

@@ -162,3 +162,27 @@ def test_a_layout_the_engine_refuses_is_a_usage_error(capsys: pytest.CaptureFixt
         "kvlint: meta-llama/Meta-Llama-3.1-70B: vllm refuses TP 3: "
         "64 attention heads do not divide by TP 3\n"
     )
+
+
+def test_deployments_that_cannot_be_solved_are_skipped_not_fatal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n"
+        "  small:\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model meta-llama/Meta-Llama-3.1-8B --max-model-len 8192\n"
+        "  other:\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model no-such-org/no-such-model --max-model-len 8192\n",
+        encoding="utf-8",
+    )
+    result = run_cli(
+        ["solve", str(compose), "--gpu", "L4", "--offline", "--format", "json"], capsys
+    )
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["model"] == "meta-llama/Meta-Llama-3.1-8B"
+    assert data["engine"] == {"name": "vllm", "version": "0.11.0"}  # the image tag's version
+    assert "kvlint: skipped" in result.err and "services.other" in result.err
