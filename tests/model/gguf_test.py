@@ -4,6 +4,7 @@ matched to the catalog."""
 from __future__ import annotations
 
 import pathlib
+from typing import Any
 
 import pytest
 
@@ -13,10 +14,14 @@ from kvlint.model.gguf import is_gguf_reference
 from kvlint.model.gguf import parse_gguf_name
 from kvlint.model.resolve import resolve_model
 
-gguf = pytest.importorskip("gguf", reason="the optional gguf extra is not installed")
+
+def gguf_package() -> Any:
+    """The optional ``gguf`` package (the ``gguf`` extra); its tests skip without it."""
+    return pytest.importorskip("gguf", reason="the optional gguf extra is not installed")
 
 
 def write_gguf(path: pathlib.Path, arch: str = "llama", **extra: int) -> pathlib.Path:
+    gguf = gguf_package()
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_name("Tiny Test Llama")
     writer.add_block_count(extra.get("blocks", 4))
@@ -58,6 +63,7 @@ def test_a_gguf_sliding_window_is_read(tmp_path: pathlib.Path) -> None:
 
 
 def test_a_file_that_is_not_gguf_is_one_clear_error(tmp_path: pathlib.Path) -> None:
+    gguf_package()
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a gguf file at all")
     with pytest.raises(KvlintError) as info:
@@ -136,7 +142,7 @@ def test_an_mla_gguf_sizes_the_latent(tmp_path: pathlib.Path) -> None:
     """A deepseek2 GGUF as current llama.cpp converts it: key_length is the 576-wide latent,
     the per-head sizes are in key_length_mla / value_length_mla."""
     path = tmp_path / "tiny-deepseek.gguf"
-    writer = gguf.GGUFWriter(str(path), "deepseek2")
+    writer = gguf_package().GGUFWriter(str(path), "deepseek2")
     writer.add_block_count(3)
     writer.add_context_length(163840)
     writer.add_embedding_length(1024)
@@ -156,3 +162,21 @@ def test_an_mla_gguf_sizes_the_latent(tmp_path: pathlib.Path) -> None:
     spec = resolve_model(str(path)).spec
     assert spec.layer_counts() == {"mla": 3}
     assert kv_size(spec).per_token_bytes == 3 * 576 * 2
+
+
+def test_without_the_gguf_package_a_file_is_matched_by_name(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gguf", None)  # `import gguf` now raises ImportError
+    path = tmp_path / "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
+    path.write_bytes(b"GGUF")
+    resolved = resolve_model(str(path))
+    assert resolved.origin == "gguf"
+    assert resolved.spec.name == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    assert "gguf package is not installed" in resolved.detail
+    unknown = tmp_path / "private-model-Q8_0.gguf"
+    unknown.write_bytes(b"GGUF")
+    with pytest.raises(KvlintError, match="kvlint\\[gguf\\]"):
+        resolve_model(str(unknown))
