@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from testing.cli import run_cli
+from testing.shared import DEPLOYMENTS_REAL
+from testing.shared import requires_shared
+from testing.shared import shared_file
 
 LLAMA = "meta-llama/Meta-Llama-3.1-70B"
 TARGET = ["--gpu", "H100-80GB", "--context", "128k", "--concurrency", "32"]
@@ -186,3 +189,26 @@ def test_deployments_that_cannot_be_solved_are_skipped_not_fatal(
     assert data["model"] == "meta-llama/Meta-Llama-3.1-8B"
     assert data["engine"] == {"name": "vllm", "version": "0.11.0"}  # the image tag's version
     assert "kvlint: skipped" in result.err and "services.other" in result.err
+
+
+@requires_shared
+def test_a_real_manifest_gemma3_on_a100(capsys: pytest.CaptureFixture[str]) -> None:
+    name = (
+        "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__"
+        "vllm-3-27b-it.yaml"
+    )
+    path = shared_file(DEPLOYMENTS_REAL / name)
+    result = run_cli(["solve", str(path), "--offline", "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    # From the manifest: the node selector's A100 80GB, --max-model-len 32768, --max-num-seqs 4,
+    # no tensor parallelism.
+    assert data["gpu"]["name"] == "A100-SXM-80GB"
+    assert data["target"] == {"context": 32_768, "concurrency": 4}
+    assert (data["layout"]["tp"], data["layout"]["reason"]) == (1, "the deployment's own")
+    estimate = data["max_num_seqs"]["estimate"]
+    # Gemma 3 is hybrid (sliding layers): a request takes blocks in every KV group.
+    assert data["max_num_seqs"]["value"] == (
+        (estimate["num_blocks"] - 1) // estimate["blocks_per_request"]
+    )
+    assert data["gpus"]["gpus"] == 1
