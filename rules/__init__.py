@@ -13,24 +13,44 @@ def get_rules() -> list[type[Rule]]:
 
     The imports live inside the function (sqlfluff's style) so that importing the package costs
     nothing and a reader sees the whole list here; no rule registers itself at import time.
-    To add a rule: one import line in its family block and one entry in the returned list.
+    To add a rule: one import line and one entry in the returned list.
     """
-    # KV1xx arithmetic, KV2xx quantisation, KV3xx capacity, KV4xx context (engineer "rules").
-
-    # KV5xx engine-settings hygiene, KV9xx input problems (engineer "check").
+    # One import per rule, sorted by module (ruff's isort merges comment-separated blocks).
+    from .cancelling_head_dim import CancellingHeadDim
+    from .context_beyond_max_positions import ContextBeyondMaxPositions
+    from .context_beyond_sliding_window import ContextBeyondSlidingWindow
+    from .engine_pool_below_first_principles import EnginePoolBelowFirstPrinciples
     from .invalid_setting_value import InvalidSettingValue
+    from .max_model_len_exceeds_kv_pool import MaxModelLenExceedsKvPool
+    from .max_num_seqs_over_kv_budget import MaxNumSeqsOverKvBudget
     from .missing_fact import MissingFact
     from .schema_violation import SchemaViolation
+    from .stated_kv_mismatch import StatedKvMismatch
+    from .tp_exceeds_kv_heads import TpExceedsKvHeads
     from .unknown_engine_flag import UnknownEngineFlag
     from .unknown_gpu import UnknownGpu
     from .unknown_model import UnknownModel
     from .unreadable_file import UnreadableFile
     from .unrecognised_document import UnrecognisedDocument
+    from .unsupported_kv_cache_dtype import UnsupportedKvCacheDtype
     from .unused_suppression import UnusedSuppression
+    from .weight_quant_as_cache_quant import WeightQuantAsCacheQuant
+    from .weights_exceed_gpu_memory import WeightsExceedGpuMemory
 
     return [
-        # KV1xx-KV4xx
-        # KV5xx, KV9xx
+        # KV1xx arithmetic, KV2xx quantisation, KV3xx capacity, KV4xx context (engineer "rules")
+        CancellingHeadDim,
+        StatedKvMismatch,
+        WeightQuantAsCacheQuant,
+        UnsupportedKvCacheDtype,
+        MaxNumSeqsOverKvBudget,
+        MaxModelLenExceedsKvPool,
+        WeightsExceedGpuMemory,
+        TpExceedsKvHeads,
+        EnginePoolBelowFirstPrinciples,
+        ContextBeyondSlidingWindow,
+        ContextBeyondMaxPositions,
+        # KV5xx engine-settings hygiene, KV9xx input problems (engineer "check")
         UnknownEngineFlag,
         InvalidSettingValue,
         UnreadableFile,

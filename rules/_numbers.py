@@ -149,10 +149,11 @@ def shape(spec: ModelSpec) -> str:
 
 
 def percent_off(stated: float, correct: float) -> str:
-    """'25% more' / '20% less': the stated figure against the correct one."""
+    """'25% more' / '20% less' / '3.1x the computed': the stated figure against the correct one."""
     diff = (stated - correct) / correct
-    word = "more" if diff > 0 else "less"
-    return f"{abs(diff):.0%} {word}" if abs(diff) < 10 else f"{stated / correct:.0f}x"
+    if diff >= 1:
+        return f"{ratio(stated, correct)} the computed"
+    return f"{abs(diff):.0%} {'more' if diff > 0 else 'less'}"
 
 
 # Each engine's own spelling of an 8-bit cache: what a fix sets.

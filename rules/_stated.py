@@ -60,12 +60,14 @@ class Verdict:
 
 
 def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
-    """The weights' bits per value and the format's name, when the weights are quantised."""
-    names: list[str] = []
-    if spec.quantization is not None:
-        if spec.quantization.weight_bits:
-            return spec.quantization.weight_bits, spec.quantization.method.upper()
-        names.append(spec.quantization.method)
+    """The weights' bits per value and the format's name (AWQ, FP8, Q4_K ...), when quantised.
+
+    The bits come from the checkpoint's quantization_config when it states them; the name from
+    the first weight format found in the method, the engine's `quantization` or the model id
+    (a compressed-tensors checkpoint is better named by its `FP8` id than by its method).
+    """
+    quant = spec.quantization
+    names = [quant.method] if quant is not None else []
     if dep.quantization is not None:
         names.append(str(dep.quantization.value))
     if dep.model is not None:
@@ -74,8 +76,17 @@ def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
         for pattern, bits in _WEIGHT_BITS:
             found = pattern.search(text.lower())
             if found:
-                return float(bits), found.group(0).upper()
+                stated = quant.weight_bits if quant is not None and quant.weight_bits else bits
+                return float(stated), found.group(0).upper()
+    if quant is not None and quant.weight_bits:
+        return quant.weight_bits, quant.method.upper()
     return None
+
+
+def weight_label(weights: tuple[float, str]) -> str:
+    """'AWQ 4-bit', 'FP8', 'INT4': the bits only when the format's name does not carry them."""
+    bits, label = weights
+    return label if f"{bits:g}" in label else f"{label} {bits:g}-bit"
 
 
 def is_weight_format(value: str) -> bool:
@@ -146,7 +157,7 @@ def verdicts(
     cancel_at = [actual] + ([claimed] if claimed is not None else [])
     quant: list[CacheDtype] = []
     if weights is not None and weights[0] < 16 and not actual.quantised:
-        quant.append(bits_dtype(weights[0], f"{weights[1]} {weights[0]:g}-bit"))
+        quant.append(bits_dtype(weights[0], weight_label(weights)))
         cancel_at.append(quant[0])
     if claimed is not None and claimed.quantised and not actual.quantised and weights is not None:
         quant.append(claimed)

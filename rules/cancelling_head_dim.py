@@ -17,9 +17,10 @@ from . import _stated
 
 class CancellingHeadDim(Rule):
     """## What it does
-    Checks that a stated KV-cache figure (bytes per token, bytes per sequence, pool tokens, GPU
-    count) is not the cancelled formula `2 x layers x d_model x bytes`, and that no `head_dim`
-    override equals `hidden_size / num_key_value_heads`.
+    Checks for KV-cache figures computed with the cancelling `head_dim`. A stated figure (bytes
+    per token, bytes per sequence, pool tokens, GPU count) equal to the cancelled formula
+    `2 x layers x d_model x bytes` instead of the grouped-query one is reported, and so is a
+    `head_dim` override equal to `hidden_size / num_key_value_heads`.
 
     ## Why is this bad?
     Head dimension is `d_model / attention heads`. Written as `d_model / kv_heads`, the KV

@@ -42,9 +42,10 @@ def _rope(value: Any) -> RopeScaling | None:
 
 class ContextBeyondMaxPositions(Rule):
     """## What it does
-    Checks `max_model_len` and a plan's claimed context against the longest context the
-    model's config supports: `max_position_embeddings` (the smallest of vLLM's length keys),
-    extended only by a RoPE scaling the config or the deployment actually sets.
+    Checks the context against the positions the model supports. `max_model_len` and a plan's
+    claimed context are compared with the longest context the model's config supports:
+    `max_position_embeddings` (the smallest of vLLM's length keys), extended only by a RoPE
+    scaling the config or the deployment actually sets.
 
     ## Why is this bad?
     vLLM refuses to start: "User-specified max_model_len (131072) is greater than the derived

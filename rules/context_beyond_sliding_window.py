@@ -17,8 +17,8 @@ from . import _numbers as n
 
 class ContextBeyondSlidingWindow(Rule):
     """## What it does
-    Checks an advertised context (a plan's `context` claim, or `max_model_len`) against the
-    attention window of the model's layers. When every layer is windowed (Mistral 7B v0.1:
+    Checks an advertised context against the model's attention window. The context is a
+    plan's `context` claim, or `max_model_len`. When every layer is windowed (Mistral 7B v0.1:
     4096 tokens in all 32 layers) a longer context is a warning; on a hybrid model whose
     local layers see a window and whose global layers see everything, an info finding says
     what the local layers miss.
@@ -32,26 +32,14 @@ class ContextBeyondSlidingWindow(Rule):
 
     ## Example
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
     model: mistralai/Mistral-7B-v0.1
-    gpu: L4
-    settings:
-      max-model-len: 32768
-    claims:
-      context: 32k
+    max-model-len: 32768
     ```
 
     Use instead:
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
     model: mistralai/Mistral-7B-v0.1
-    gpu: L4
-    settings:
-      max-model-len: 4096
-    claims:
-      context: 4096
+    max-model-len: 4096
     ```
 
     ## Fix safety

@@ -27,8 +27,9 @@ class Options(pydantic.BaseModel):
 
 class EnginePoolBelowFirstPrinciples(Rule):
     """## What it does
-    Compares the KV-cache pool the engine will allocate (in tokens) with what the same memory
-    holds at first principles, and reports a pool below half of it, naming the cause (a
+    Checks that the engine's KV-cache pool is not far below what the memory holds. The pool
+    the engine will allocate (in tokens) is compared with what the same memory holds at first
+    principles, and a pool below half of it is reported, naming the cause (a
     hybrid model with the hybrid manager or sliding window disabled, a full-size SWA cache,
     an engine version that pads or ignores the window) and the setting that recovers it.
 
@@ -40,23 +41,45 @@ class EnginePoolBelowFirstPrinciples(Rule):
 
     ## Example
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: google/gemma-3-27b-it
-    gpu: H100-80GB
-    settings:
-      max-model-len: 32768
-      disable-hybrid-kv-cache-manager: true
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: gemma-3
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:latest
+          args:
+            - --model=google/gemma-3-27b-it
+            - --max-model-len=32768
+            - --max-num-batched-tokens=1024
+            - --disable-hybrid-kv-cache-manager
+          resources:
+            limits:
+              nvidia.com/gpu: 1
     ```
 
     Use instead:
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: google/gemma-3-27b-it
-    gpu: H100-80GB
-    settings:
-      max-model-len: 32768
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: gemma-3
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:latest
+          args:
+            - --model=google/gemma-3-27b-it
+            - --max-model-len=32768
+            - --max-num-batched-tokens=1024
+          resources:
+            limits:
+              nvidia.com/gpu: 1
     ```
 
     ## Fix safety
@@ -127,7 +150,10 @@ class EnginePoolBelowFirstPrinciples(Rule):
         for switch, key, cause, off in switches:
             if local and n.truthy(switch) and switch is not None:
                 title = f"Set `{key}: false`" if off else f"Remove `{key}`"
-                return f"{cause} (`{key}`)", switch, n.fix(title, switch, off or None)
+                # A bare flag (`--disable-hybrid-kv-cache-manager`) has no value to edit.
+                bare = switch.raw is None or str(switch.raw).startswith("-")
+                edit = None if bare or not off else off
+                return f"{cause} (`{key}`)", switch, n.fix(title, switch, edit)
         notes = sizing.engine.notes if sizing.engine else ()
         release = n.version(dep)
         if local and dep.engine.value == "vllm" and release is not None and release < (0, 21):
@@ -143,8 +169,8 @@ class EnginePoolBelowFirstPrinciples(Rule):
             # vllm/v1/kv_cache_interface.py SlidingWindowSpec: each request reserves
             # cdiv(window - 1 + max_in_flight_tokens, block) + 1 blocks in every local layer.
             cause = (
-                f"vLLM reserves each request's window ({window}) plus `max_num_batched_tokens` "
-                f"{batched} in-flight tokens in {layers}"
+                f"vLLM reserves each request's window ({window}) plus the in-flight tokens of "
+                f"`max_num_batched_tokens` {batched} in each of {layers}"
             )
             batched_value = dep.max_num_batched_tokens
             title = f"Lower `max_num_batched_tokens` toward the {window}-token window"

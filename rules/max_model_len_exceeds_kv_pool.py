@@ -16,8 +16,9 @@ from . import _numbers as n
 
 class MaxModelLenExceedsKvPool(Rule):
     """## What it does
-    Checks that one request of `max_model_len` tokens fits in the KV-cache memory the engine
-    has left after weights and activations, and gives the largest `max_model_len` that fits.
+    Checks that one request of `max_model_len` tokens fits in the KV-cache memory. The memory
+    is what the engine has left after weights and activations; the finding gives the largest
+    `max_model_len` that fits.
 
     ## Why is this bad?
     vLLM checks this at start-up and refuses to run: "To serve at least one request with the
@@ -28,28 +29,46 @@ class MaxModelLenExceedsKvPool(Rule):
 
     ## Example
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: meta-llama/Llama-3.1-70B-Instruct
-    gpu: H100-80GB
-    gpus: 2
-    settings:
-      tensor-parallel-size: 2
-      max-model-len: 131072
-      gpu-memory-utilization: 0.9
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --tensor-parallel-size=2
+            - --max-model-len=131072
+            - --gpu-memory-utilization=0.95
+          resources:
+            limits:
+              nvidia.com/gpu: 2
     ```
 
     Use instead:
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: meta-llama/Llama-3.1-70B-Instruct
-    gpu: H100-80GB
-    gpus: 2
-    settings:
-      tensor-parallel-size: 2
-      max-model-len: 32768
-      gpu-memory-utilization: 0.9
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --tensor-parallel-size=2
+            - --max-model-len=16384
+            - --gpu-memory-utilization=0.95
+          resources:
+            limits:
+              nvidia.com/gpu: 2
     ```
 
     ## Fix safety
@@ -89,9 +108,10 @@ class MaxModelLenExceedsKvPool(Rule):
             if largest > 0
             else "; not even one block fits"
         )
+        unset = "" if n.explicit(target) else " (not set: the model's full context)"
         message = (
-            f"{field} {length} needs {n.gib2(needed)} of KV cache for one request, more than "
-            f"the {n.gib2(available)} available per GPU: {refusal}{estimate}"
+            f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request, "
+            f"more than the {n.gib2(available)} available per GPU: {refusal}{estimate}"
         )
         numbers = (
             ("max_model_len", str(length)),

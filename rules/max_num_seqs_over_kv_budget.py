@@ -22,9 +22,10 @@ _POOLED = ("vllm", "sglang", "tgi")
 
 class MaxNumSeqsOverKvBudget(Rule):
     """## What it does
-    Checks that the concurrency cap (`max_num_seqs`, SGLang `max_running_requests`, TGI
-    `max_concurrent_requests`) or a plan's concurrency target fits in the engine's KV-cache
-    pool at the full context (`max_model_len`, or the plan's claimed context).
+    Checks that the concurrency cap fits in the KV-cache pool at full context. The cap
+    (`max_num_seqs`, SGLang `max_running_requests`, TGI `max_concurrent_requests`) or a plan's
+    concurrency target is compared with the sequences of `max_model_len` tokens (or the plan's
+    claimed context) that the engine's pool admits.
 
     ## Why is this bad?
     The pool, not the cap, decides how many sequences run at once. A cap above what the pool
@@ -34,18 +35,46 @@ class MaxNumSeqsOverKvBudget(Rule):
 
     ## Example
     ```yaml
-    model: meta-llama/Llama-3.1-70B-Instruct
-    tensor-parallel-size: 2
-    max-model-len: 32768
-    max-num-seqs: 256
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --tensor-parallel-size=4
+            - --max-model-len=32768
+            - --max-num-seqs=256
+          resources:
+            limits:
+              nvidia.com/gpu: 4
     ```
 
     Use instead:
     ```yaml
-    model: meta-llama/Llama-3.1-70B-Instruct
-    tensor-parallel-size: 2
-    max-model-len: 32768
-    max-num-seqs: 4
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --tensor-parallel-size=4
+            - --max-model-len=32768
+            - --max-num-seqs=14
+          resources:
+            limits:
+              nvidia.com/gpu: 4
     ```
 
     ## Fix safety
@@ -76,11 +105,13 @@ class MaxNumSeqsOverKvBudget(Rule):
             return
         cap = dep.max_num_seqs
         if n.explicit(cap) and dep.engine.value in _POOLED and cap is not None:
-            admitted = (
-                int(engine.max_concurrency)
-                if engine.max_concurrency is not None
-                else pool // per_seq
-            )
+            # Whole blocks, not the logged concurrency rounded to two decimals (39.998 -> 40.00).
+            if engine.num_blocks and engine.blocks_per_request:
+                admitted = engine.num_blocks // engine.blocks_per_request
+            elif engine.max_concurrency is not None:
+                admitted = int(engine.max_concurrency)
+            else:
+                admitted = pool // per_seq
             if admitted >= 1:
                 context = ("max_model_len", engine.max_model_len)
                 label = n.name(dep, "max_num_seqs")

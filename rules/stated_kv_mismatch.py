@@ -27,11 +27,11 @@ class Options(pydantic.BaseModel):
 
 class StatedKvMismatch(Rule):
     """## What it does
-    Checks every KV-cache figure a plan states (bytes per token, bytes per sequence, pool
-    tokens) against the model's real cache at the deployment's cache dtype, and reports a
-    figure more than 5% off (15% for pool tokens, which depend on the engine's overheads) that
-    no correct computation explains. Also reports a plan that assumed a cache dtype the
-    settings do not configure.
+    Checks stated KV-cache figures against the model's real cache. Every figure a plan states
+    (bytes per token, bytes per sequence, pool tokens) is computed at the deployment's cache
+    dtype, and a figure more than 5% off (15% for pool tokens, which depend on the engine's
+    overheads) that no correct computation explains. Also reports a plan that assumed a cache
+    dtype the settings do not configure.
 
     ## Why is this bad?
     A capacity plan is only as good as its per-token figure: every GPU count, concurrency

@@ -17,7 +17,7 @@ from . import _numbers as n
 
 class TpExceedsKvHeads(Rule):
     """## What it does
-    Checks tensor parallelism against the model's head counts: above the KV head count the KV
+    Checks tensor parallelism against the model's head counts. Above the KV head count the KV
     heads are replicated, so the cache per GPU stops shrinking (the message gives what that
     costs); a size that does not divide the head counts stops the engine from starting.
 

@@ -50,8 +50,8 @@ _OFF = ("off", "false", "0", "no", "disabled")
 
 class UnsupportedKvCacheDtype(Rule):
     """## What it does
-    Checks that the KV-cache dtype is one the engine version accepts and the GPU can store:
-    a dtype the engine does not list, an e4m3 `fp8` cache in vLLM on a GPU below compute
+    Checks that the engine and the GPU support the KV-cache dtype. It reports a dtype the
+    engine version does not list, an e4m3 `fp8` cache in vLLM on a GPU below compute
     capability 8.9, and a quantised V cache in llama.cpp (or Ollama) with flash attention
     turned off.
 
@@ -64,16 +64,42 @@ class UnsupportedKvCacheDtype(Rule):
 
     ## Example
     ```yaml
-    model: meta-llama/Llama-3.1-8B-Instruct
-    max-model-len: 8192
-    kv-cache-dtype: fp16
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-8b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-a100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-8B-Instruct
+            - --kv-cache-dtype=fp8
+          resources:
+            limits:
+              nvidia.com/gpu: 1
     ```
 
     Use instead:
     ```yaml
-    model: meta-llama/Llama-3.1-8B-Instruct
-    max-model-len: 8192
-    kv-cache-dtype: auto
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-8b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-a100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-8B-Instruct
+            - --kv-cache-dtype=fp8_e5m2
+          resources:
+            limits:
+              nvidia.com/gpu: 1
     ```
 
     ## Fix safety

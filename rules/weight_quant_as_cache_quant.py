@@ -17,9 +17,10 @@ from . import _stated
 
 class WeightQuantAsCacheQuant(Rule):
     """## What it does
-    Checks for a plan whose cache figures assume the cache is stored at the weights'
-    precision (AWQ, GPTQ, INT4, FP8 weights, GGUF Q4_K_M ...) while the cache is left at
-    `auto` / `f16`, and for a weight-quantisation name given as a cache dtype.
+    Checks for a cache assumed to shrink with the weights. It reports a plan whose cache figures
+    assume the cache is stored at the weights' precision (AWQ, GPTQ, INT4, FP8 weights, GGUF
+    Q4_K_M ...) while the cache is left at `auto` / `f16`, and for a weight-quantisation name
+    given as a cache dtype.
 
     ## Why is this bad?
     Weight quantisation and cache quantisation are separate settings. INT4 weights divide the
@@ -66,6 +67,8 @@ class WeightQuantAsCacheQuant(Rule):
     name = "weight-quant-as-cache-quant"
     severity = Severity.ERROR
     fix_availability = FixAvailability.SOMETIMES
+    # A weight format given as the cache dtype is reported even when the model is unknown.
+    needs_model = False
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         yield from self._settings(dep)
@@ -73,7 +76,7 @@ class WeightQuantAsCacheQuant(Rule):
         if spec is None or kv is None:
             return
         weights = _stated.weight_bits(dep, spec)
-        label = f" ({weights[1]} {weights[0]:g}-bit)" if weights else ""
+        label = f" ({_stated.weight_label(weights)})" if weights else ""
         setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
         eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
         claim = dep.claims.kv_cache_dtype

@@ -16,9 +16,10 @@ from . import _numbers as n
 
 class WeightsExceedGpuMemory(Rule):
     """## What it does
-    Checks that the weights each GPU holds, plus the engine's activation peak, fit in the
-    memory fraction the engine may use (`gpu_memory_utilization`, `mem_fraction_static`,
-    `cuda_memory_fraction`), with room left for the KV cache.
+    Checks that the weights per GPU fit in the engine's memory fraction. The weights each GPU
+    holds, plus the engine's activation peak, must fit in the memory the engine may use
+    (`gpu_memory_utilization`, `mem_fraction_static`, `cuda_memory_fraction`), with room left
+    for the KV cache.
 
     ## Why is this bad?
     The weights are loaded before anything else: if they do not fit, the engine dies with
@@ -28,25 +29,43 @@ class WeightsExceedGpuMemory(Rule):
 
     ## Example
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: meta-llama/Llama-3.1-70B-Instruct
-    gpu: H100-80GB
-    settings:
-      tensor-parallel-size: 1
-      max-model-len: 8192
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --max-model-len=8192
+          resources:
+            limits:
+              nvidia.com/gpu: 1
     ```
 
     Use instead:
     ```yaml
-    kvlint: plan/v1
-    engine: vllm
-    model: meta-llama/Llama-3.1-70B-Instruct
-    gpu: H100-80GB
-    gpus: 4
-    settings:
-      tensor-parallel-size: 4
-      max-model-len: 8192
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: llama-70b
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model=meta-llama/Llama-3.1-70B-Instruct
+            - --tensor-parallel-size=4
+            - --max-model-len=8192
+          resources:
+            limits:
+              nvidia.com/gpu: 4
     ```
 
     ## Fix safety
@@ -84,7 +103,8 @@ class WeightsExceedGpuMemory(Rule):
             message = f"the weights need {where}, more than {limit}: loading runs out of memory"
         else:
             message = (
-                f"the weights take {where} and activations {n.gb(other)} more, all of {limit}: "
+                f"the weights take {where} and activations and runtime {n.gb(other)} more, "
+                f"together over {limit}: "
                 f'no memory is left for the KV cache ("No available memory for the cache blocks")'
             )
         numbers = (

@@ -5,6 +5,8 @@ from __future__ import annotations
 from kvlint_rules.engine_pool_below_first_principles import EnginePoolBelowFirstPrinciples
 from kvlint_rules.engine_pool_below_first_principles import Options
 
+from kvlint.deploy.model import Sourced
+from kvlint.finding import Span
 from testing.rule_builders import GEMMA3_27B
 from testing.rule_builders import LLAMA_31_8B
 from testing.rule_builders import deployment
@@ -16,7 +18,8 @@ G3 = model(GEMMA3_27B, "google/gemma-3-27b-it")
 
 
 def test_hybrid_manager_disabled_names_the_switch() -> None:
-    dep = deployment(gpu="H100-80GB", max_model_len=32768, disable_hybrid_kv_cache_manager=True)
+    switch = Sourced(True, Span("plan.yaml", 3, 34), "true")
+    dep = deployment(gpu="H100-80GB", max_model_len=32768, disable_hybrid_kv_cache_manager=switch)
     engine = sized(dep, G3).engine
     assert engine is not None and engine.kv_cache_tokens and engine.first_principles_tokens
     [p] = problems(EnginePoolBelowFirstPrinciples, dep, G3)
@@ -37,6 +40,13 @@ def test_dense_model_passes() -> None:
         )
         == []
     )
+
+
+def test_bare_flag_has_no_edit() -> None:
+    switch = Sourced(True, Span("pod.yaml", 9, 11), "--disable-hybrid-kv-cache-manager")
+    dep = deployment(gpu="H100-80GB", max_model_len=32768, disable_hybrid_kv_cache_manager=switch)
+    [p] = problems(EnginePoolBelowFirstPrinciples, dep, G3)
+    assert p.fix is not None and p.fix.edits == ()
 
 
 def test_ratio_option() -> None:
