@@ -142,7 +142,8 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
             _apply_camel(engine, dep, config, frozenset({"extraArgs", "v0"}))
             engine.apply_args(dep, from_node(config.get("extraArgs")))
         dep.gpu_count = int_sourced(spec.get("requestGPU"), ctx.problems, "`requestGPU`")
-        dep.gpu = scalar_sourced(spec.get("requestGPUType")) or gpu_from_scheduling(spec)
+        # requestGPUType is a resource name (nvidia.com/mig-...), not a GPU model.
+        dep.gpu = gpu_from_scheduling(spec)
         deployments.append(dep)
     return deployments
 

@@ -57,7 +57,10 @@ class Engine:
                     message = f"`{spelled}` expects a value"
                     dep.problems.append(InputProblem("KV502", flag.span, message, Severity.ERROR))
                     continue
-                self.set(dep, name, True, flag, spelled=spelled)
+                setting = self.spec.settings.get(name)
+                # A bare switch that newer releases give a value (llama.cpp `-fa`) means on.
+                bare: Any = "on" if setting and "on" in setting.choices else True
+                self.set(dep, name, bare, flag, spelled=spelled)
             else:
                 self.set(dep, name, value.text, value, spelled=spelled)
 

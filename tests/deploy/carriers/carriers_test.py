@@ -1,0 +1,126 @@
+"""Compose, Helm values, KubeAI, KServe, Ray: the settings each carries, with their spans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kvlint.deploy.load import load_path
+from kvlint.deploy.load import load_text
+from kvlint.deploy.model import Deployment
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "deployments"
+
+
+def _settings(dep: Deployment) -> dict[str, tuple[Any, int, int]]:
+    return {k: (v.value, v.span.line, v.span.column) for k, v in dep.settings.items()}
+
+
+def _one(name: str) -> Deployment:
+    result = load_path(FIXTURES / name, display=name)
+    assert result.problems == []
+    (dep,) = result.deployments
+    return dep
+
+
+def test_production_stack_values() -> None:
+    dep = _one("production-stack-values.yaml")
+    assert (dep.carrier, dep.name) == ("helm", "servingEngineSpec.modelSpec llama70b")
+    assert dep.engine_version is not None and dep.engine_version.value == "0.11.0"
+    assert _settings(dep) == {
+        "model": ("meta-llama/Llama-3.1-70B-Instruct", 8, 17),
+        "max-model-len": (65536, 15, 22),
+        "tensor-parallel-size": (4, 16, 29),
+        "gpu-memory-utilization": (0.92, 17, 31),
+        "max-num-seqs": (64, 18, 21),
+        "dtype": ("bfloat16", 19, 16),
+        "kv-cache-dtype": ("fp8", 21, 41),
+        "max-num-batched-tokens": (16000, 21, 74),
+    }
+    assert dep.gpu_count is not None and dep.gpu_count.value == 4
+    assert dep.gpu is not None and dep.gpu.value == "NVIDIA-H100-80GB-HBM3"
+
+
+def test_kubeai_model() -> None:
+    dep = _one("kubeai-model.yaml")
+    assert dep.model is not None
+    assert (dep.model.value, dep.model.span.location()) == (
+        "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        "kubeai-model.yaml:7:13",
+    )
+    assert _settings(dep) == {
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN": (False, 15, 36),
+        "max-model-len": (16384, 10, 23),
+        "max-num-seqs": (64, 11, 22),
+        "gpu-memory-utilization": (0.9, 12, 32),
+        "kv-cache-dtype": ("fp8", 13, 24),
+    }
+    assert dep.gpu is not None and (dep.gpu.value, dep.gpu.raw) == ("nvidia-l4", "nvidia-gpu-l4:1")
+    assert dep.gpu_count is not None
+    assert (dep.gpu_count.value, dep.gpu_count.span.location()) == (1, "kubeai-model.yaml:17:34")
+
+
+def test_kserve_huggingface_runtime() -> None:
+    dep = _one("kserve-hf-isvc.yaml")
+    assert (dep.engine.value, dep.name) == ("vllm", "InferenceService/huggingface-llama3 predictor")
+    assert dep.model is not None
+    assert (dep.model.value, dep.model.span.location()) == (
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        "kserve-hf-isvc.yaml:14:22",
+    )
+    assert _settings(dep) == {
+        "max-model-len": (8192, 15, 27),
+        "gpu-memory-utilization": (0.85, 16, 36),
+    }
+    assert dep.gpu is not None and dep.gpu.value == "nvidia-l4"
+    assert dep.gpu_count is not None and dep.gpu_count.value == 1
+
+
+def test_rayservice_llm_configs_in_a_block_string() -> None:
+    dep = _one("rayservice-llm.yaml")
+    assert dep.name == "RayService/ray-serve-llm app llms model qwen-32b"
+    assert _settings(dep) == {
+        "model": ("Qwen/Qwen2.5-32B-Instruct", 15, 27),
+        "tensor-parallel-size": (2, 18, 35),
+        "max-model-len": (32768, 19, 28),
+        "max-num-seqs": (48, 20, 27),
+        "gpu-memory-utilization": (0.9, 21, 37),
+    }
+    assert dep.tensor_parallel_size is not None
+    assert dep.tensor_parallel_size.span.key == "$.applications[0].args.llm_configs[0]" + (
+        ".engine_kwargs.tensor_parallel_size"
+    )
+    assert dep.gpu is not None and dep.gpu.value == "L40S"
+    assert dep.gpu_count is not None and dep.gpu_count.value == 2  # per replica: tp x pp
+
+
+def test_compose_vllm_image_with_args_only() -> None:
+    text = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
+        "    command: --model Qwen/Qwen2.5-7B-Instruct --max-model-len 4096\n"
+        "    environment:\n      - VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              device_ids: ['0', '1']\n"
+        "              capabilities: [gpu]\n"
+    )
+    result = load_text(text, display="docker-compose.yml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.engine_version is not None and dep.engine_version.value == "0.8.5"
+    assert dep.max_model_len is not None
+    assert dep.max_model_len.span.location() == "docker-compose.yml:4:63"
+    assert dep.allow_long_max_model_len is not None
+    assert dep.allow_long_max_model_len.span.location() == "docker-compose.yml:6:39"
+    assert dep.gpu_count is not None and dep.gpu_count.value == 2
+
+
+def test_unknown_serving_resource_is_reported_once() -> None:
+    text = (
+        "apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: whisper}\n"
+        "spec:\n  url: hf://openai/whisper-large-v3\n  engine: FasterWhisper\n"
+    )
+    result = load_text(text, display="m.yaml")
+    assert result.deployments == []
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        ("KV905", "m.yaml:6:11", "Model/whisper: engine `FasterWhisper` is not one kvlint reads")
+    ]

@@ -1,0 +1,40 @@
+"""Engine detection by program, module, shell script or image; versions from image tags."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import version_from_image
+
+
+@pytest.mark.parametrize(
+    ("image", "engine", "version"),
+    [
+        ("vllm/vllm-openai:v0.11.0", "vllm", "0.11.0"),
+        ("docker.io/vllm/vllm-openai:v0.10.0", "vllm", "0.10.0"),
+        ("vllm/vllm-openai:latest", "vllm", None),
+        ("lmcache/vllm-openai:v0.3.9post2", "vllm", None),  # LMCache's own version
+        ("ghcr.io/llm-d/llm-d-cuda:v0.9.0", "vllm", None),
+        ("lmsysorg/sglang:v0.5.4-cu126", "sglang", "0.5.4"),
+        ("ghcr.io/ggml-org/llama.cpp:server-b4500", "llamacpp", "b4500"),
+        ("ghcr.io/ggml-org/llama.cpp:server-cuda", "llamacpp", None),
+        ("ghcr.io/huggingface/text-generation-inference:2.4.1", "tgi", "2.4.1"),
+        (
+            "us-docker.pkg.dev/deeplearning-platform-release/gcr.io/"
+            "huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311",
+            "tgi",
+            "2.3",
+        ),
+        ("ollama/ollama:0.5.7", "ollama", "0.5.7"),
+        ("vllm/vllm-openai@sha256:0123abcd", "vllm", None),
+    ],
+)
+def test_version_from_image(image: str, engine: str, version: str | None) -> None:
+    assert image_engine(image) == engine
+    assert version_from_image(image, engine) == version
+
+
+def test_unrelated_images() -> None:
+    assert image_engine("nginx:1.27") is None
+    assert image_engine("rayproject/ray-llm:2.52.0-py311-cu128") is None
