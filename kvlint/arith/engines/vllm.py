@@ -71,6 +71,7 @@ class VllmSettings:
     hybrid_enabled: bool
     allow_long: bool
     defaulted: tuple[str, ...]
+    auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
 
     @property
     def old(self) -> bool:
@@ -100,6 +101,8 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
     pp = positive(val(dep.pipeline_parallel_size))
     derived = derived_max_model_len(spec, version)
     mml = val(dep.max_model_len)
+    raw = dep.max_model_len.raw if dep.max_model_len is not None else None
+    auto = (mml is not None and mml < 0) or (raw or "").strip().lower() == "auto"
     if mml is None or mml <= 0:
         mml = derived
         defaulted.append(f"max_model_len {mml:,} (the model's)")
@@ -161,6 +164,7 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
         hybrid_enabled=hybrid,
         allow_long=allow_long,
         defaulted=tuple(defaulted),
+        auto_max_model_len=auto,
     )
 
 
@@ -374,9 +378,34 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     if s.num_gpu_blocks_override is not None:
         num_blocks = s.num_gpu_blocks_override
         notes.append(f"num_gpu_blocks_override={num_blocks}")
+    fits = True
+    error: str | None = None
+    estimated_len: int | None = None
+    groups = max(1, len(layout.groups))
+    check = _check_memory(s, layout, avail)
+    if (
+        s.auto_max_model_len
+        and not s.old
+        and avail > 0
+        and layout.needed_bytes(s.max_model_len, s.in_flight, s.old) > check
+    ):
+        # _auto_fit_max_model_len: "-1" / "auto" shrinks the length to what fits.
+        fitted = estimate_max_model_len(layout, s, check)
+        if fitted > 0:
+            notes.append(
+                f"Auto-fit max_model_len: reduced from {s.max_model_len} to {fitted} to fit in "
+                f"available KV cache memory ({_fmt_gib(avail)} GiB)"
+            )
+            s = replace(s, max_model_len=fitted)
+            base = replace(base, max_model_len=fitted)
+        else:
+            fits = False
+            error = (
+                "Cannot auto-fit max_model_len: not enough GPU memory available to serve even "
+                "a single token. Try increasing `gpu_memory_utilization`."
+            )
     per_request = layout.blocks_per_request(s.max_model_len, s.in_flight, s.old)
     concurrency = num_blocks / per_request if per_request else 0.0
-    groups = max(1, len(layout.groups))
     if s.v0:
         tokens = num_blocks * layout.block_size
     elif s.old:
@@ -386,22 +415,19 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         # current: int(max_concurrency * max_model_len) (get_kv_cache_capacity).
         tokens = int(concurrency * s.max_model_len)
     needed = layout.needed_bytes(s.max_model_len, s.in_flight, s.old)
-    fits = True
-    error: str | None = None
-    estimated_len: int | None = None
-    if avail <= 0:
+    if error is None and avail <= 0:
         fits = False
         error = _no_memory_message(s)
-    elif s.v0 and s.max_model_len > tokens:
+    elif error is None and s.v0 and s.max_model_len > tokens:
         fits = False
         error = (
             f"The model's max seq len ({s.max_model_len}) is larger than the maximum number of "
             f"tokens that can be stored in KV cache ({tokens}). Try increasing "
             "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
         )
-    elif not s.v0 and needed > _check_memory(s, layout, avail):
+    elif error is None and not s.v0 and needed > check:
         fits = False
-        estimated_len = estimate_max_model_len(layout, s, _check_memory(s, layout, avail))
+        estimated_len = estimate_max_model_len(layout, s, check)
         error = _oom_message(s, needed, avail, estimated_len)
     kv = KvSize(spec, types)
     gpus = s.tp * s.pp

@@ -282,3 +282,19 @@ def test_gemma4_sliding_layers_paged_as_full_before_0_21() -> None:
     assert new.blocks_per_request == 5 * 321 + 8192
     assert new.kv_cache_tokens is not None
     assert abs(new.kv_cache_tokens - 525_000) / 525_000 < 0.05
+
+
+def test_auto_max_model_len_fits_instead_of_refusing() -> None:
+    # -1 / auto on the current line: _auto_fit_max_model_len shrinks the length to what fits.
+    dep = deployment(engine_version="0.33.0", max_model_len=-1, kv_cache_memory_bytes=GiB)
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.fits is True
+    assert est.max_model_len == (GiB - 16 * 56 * 1024) // (56 * 1024) // 16 * 16 == 18704
+    assert "Auto-fit max_model_len: reduced from 32768 to 18704" in " ".join(est.notes)
+    # 0.11 has no auto-fit: the model's length, and the refusal.
+    old = estimate(
+        deployment(engine_version="0.11.0", max_model_len=-1, kv_cache_memory_bytes=GiB),
+        QWEN2_7B,
+        None,
+    )
+    assert old.fits is False and old.max_model_len == 32768
