@@ -156,7 +156,7 @@ def test_vllm_serve_positional_model_repeated_flag_and_speculative() -> None:
         "    entrypoint: vllm serve meta-llama/Llama-3.1-8B-Instruct\n"
         "    command: >-\n"
         "      --max-model-len 8192 --max-model-len=16384\n"
-        '      --speculative-config\n'
+        "      --speculative-config\n"
         '      \'{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}\'\n'
         '      --hf-overrides \'{"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}\'\n'
     )
