@@ -11,6 +11,7 @@ from kvlint.deploy.model import Deployment
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import value
 from kvlint.solve.variants import vary
 
 
@@ -78,8 +79,18 @@ def admitted_at(
     first = probe(1)
     if first.fits is not True:
         return 0, first
+    # Start from the linear guess (the cache is slots x the bytes of one), then make it exact:
+    # padding to 256 cells and the SWA cache make the cost of a slot only nearly linear.
     low, high = 1, 2
-    while high <= 1 << 20 and probe(high).fits is True:
+    room, one = first.available_kv_bytes, first.needed_bytes_one_sequence
+    devices = value(dep.gpu_count) or 1
+    if room and one:
+        guess = max(1, room * devices // one)
+        if probe(guess).fits is True:
+            low, high = guess, guess + 1
+        else:
+            high = guess
+    while high <= 1 << 20 and high > low and probe(high).fits is True:
         low, high = high, high * 2
     while high - low > 1:
         mid = (low + high) // 2
