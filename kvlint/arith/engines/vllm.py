@@ -333,6 +333,12 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     available: list[int] = []
     weights: list[int] = []
     stage_overheads = []
+    # --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py).
+    offload_setting = setting(dep.settings, "cpu-offload-gb")
+    offload = 0
+    if isinstance(offload_setting, (int, float)) and not isinstance(offload_setting, bool):
+        offload = round(float(offload_setting) * GiB)
+        notes.append(f"cpu_offload_gb {offload_setting:g}: weights on each GPU reduced")
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
         w = weight_bytes_per_gpu(
             spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant, dtype=val(dep.dtype)
@@ -348,6 +354,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
             cudagraphs=not s.old and not s.enforce_eager,
             version=s.version,
         )
+        w = max(0, w - offload)
         weights.append(w)
         stage_overheads.append(o)
         if s.kv_cache_memory_bytes is not None:

@@ -298,3 +298,14 @@ def test_auto_max_model_len_fits_instead_of_refusing() -> None:
         None,
     )
     assert old.fits is False and old.max_model_len == 32768
+
+
+def test_cpu_offload_moves_weights_off_the_gpu() -> None:
+    h100 = lookup_gpu("H100")
+    plain = estimate(deployment(max_model_len=8192), QWEN2_7B, h100)
+    offloaded = estimate(
+        deployment(max_model_len=8192, settings={"cpu-offload-gb": 4}), QWEN2_7B, h100
+    )
+    assert plain.weights_bytes is not None and offloaded.weights_bytes is not None
+    assert plain.weights_bytes - offloaded.weights_bytes == 4 * GiB
+    assert offloaded.available_kv_bytes - plain.available_kv_bytes == 4 * GiB  # type: ignore[operator]
