@@ -20,20 +20,24 @@ class SchemaViolation(InputProblemRule):
     ```yaml
     # file: plan.yaml
     kvlint: plan/v1
-    model: meta-llama/Llama-3.1-8B-Instruct
     engine: vllm
+    model: meta-llama/Llama-3.1-8B-Instruct
     gpu: H100-80GB
-    max_model_len: eight thousand
+    gpus: one
+    settings:
+      max-model-len: 8192
     ```
 
     Use instead:
     ```yaml
     # file: plan.yaml
     kvlint: plan/v1
-    model: meta-llama/Llama-3.1-8B-Instruct
     engine: vllm
+    model: meta-llama/Llama-3.1-8B-Instruct
     gpu: H100-80GB
-    max_model_len: 8192
+    gpus: 1
+    settings:
+      max-model-len: 8192
     ```
     """
 
