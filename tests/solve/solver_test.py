@@ -231,3 +231,25 @@ def test_tgi_has_no_pipeline_so_replicas_carry_the_load(llama70b: ModelSpec, h10
     assert est.kv_cache_tokens is not None
     assert tp8.admitted == est.kv_cache_tokens // CONTEXT
     assert plan.layout == Layout(8, 1, math.ceil(32 / tp8.admitted))
+
+
+def test_rules_api_on_a_deployment_that_starts(h100: GpuSpec) -> None:
+    spec = model("meta-llama/Meta-Llama-3.1-8B")
+    dep = cli_deployment(
+        engine="vllm",
+        model="llama",
+        settings={"max_model_len": 32_000, "max_num_seqs": 256, "gpu": "H100-80GB"},
+    )
+    sizing = size(dep, spec)
+    assert sizing.engine is not None and sizing.engine.num_blocks is not None
+    admitted = admitted_seqs(dep, spec, sizing)
+    # 32 layers x 8 KV heads x 128 x K and V x 2 bytes = 128 KiB a token, 2,000 blocks a
+    # request; the null block held back.
+    available = sizing.engine.available_kv_bytes
+    assert available is not None
+    assert admitted == (available // (16 * 128 * 1024) - 1) // 2_000
+    assert admitted is not None and 1 < admitted < 256
+    # KV301's other fix: the longest max_model_len at which all 256 fit.
+    longest = largest_max_model_len(dep, spec, sizing, concurrency=256)
+    assert longest == (available // (16 * 128 * 1024) - 1) // 256 * 16
+    assert largest_max_model_len(dep, spec, sizing, concurrency=admitted) == 32_000
