@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--context",
         type=_context,
         metavar="N",
-        help="tokens per sequence: 8192, 32k (32,000), 128K (131,072), 1M "
+        help="tokens per sequence: 8192, 32k (32,000), 128K (131,072), 1M (1,048,576) "
         "(default: the model's maximum length)",
     )
     parser.add_argument(
@@ -125,6 +125,7 @@ def model_report(
     *,
     context: int | None,
     cache_dtype: str = "auto",
+    v_dtype: str | None = None,
     batch: int = 1,
     resolved_from: str = "",
     detail: str = "",
@@ -137,7 +138,7 @@ def model_report(
     from kvlint.arith.kv import kv_size
 
     try:
-        kv = kv_size(spec, cache_dtype)
+        kv = kv_size(spec, cache_dtype, v_dtype)
     except ValueError as exc:
         raise KvlintError(f"--kv-cache-dtype: {exc}") from None
     ctx = context or spec.max_position_embeddings or DEFAULT_CONTEXT
@@ -424,13 +425,16 @@ def _deployment_report(
     batch = args.batch
     if batch is None and dep.max_num_seqs is not None and not dep.max_num_seqs.default:
         batch = int(dep.max_num_seqs.value)  # the concurrency the file asks for
-    cache_dtype = args.kv_cache_dtype
+    cache_dtype, v_dtype = args.kv_cache_dtype, None
     if cache_dtype == "auto" and sizing.kv is not None:
-        cache_dtype = sizing.kv.types.k.name  # the deployment's own cache dtype
+        cache_dtype = sizing.kv.types.k.name  # the deployment's own cache dtype(s)
+        if sizing.kv.types.v != sizing.kv.types.k:
+            v_dtype = sizing.kv.types.v.name
     report = model_report(
         resolved.spec,
         context=context,
         cache_dtype=cache_dtype,
+        v_dtype=v_dtype,
         batch=batch or 1,
         resolved_from=resolved.origin,
         detail=resolved.detail,

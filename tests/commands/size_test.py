@@ -238,3 +238,27 @@ def test_the_bundled_serve_file_sizes_max_num_seqs_sequences(
     assert dep["context"] == 128_000 and dep["batch"] == 32
     assert dep["total_bytes"] == 32 * 41_943_040_000  # the seeds' 32 x 128K = 1,342 GB
     assert dep["settings"]["tensor_parallel_size"]["line"] == 4
+
+
+def test_a_llama_cpp_compose_service_with_its_own_k_and_v_types(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _needs_deploy_loader()
+    compose = tmp_path / "compose.yml"
+    compose.write_text(
+        "services:\n"
+        "  llm:\n"
+        "    image: ghcr.io/ggml-org/llama.cpp:server-cuda\n"
+        "    command: -m /models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4"
+        " -fa on -ctk q8_0 -ctv q4_0\n",
+        encoding="utf-8",
+    )
+    result = run_cli(["size", str(compose), "--format", "json"], capsys)
+    assert result.code == 0, result.err
+    (dep,) = json.loads(result.out)["deployments"]
+    assert dep["resolved_from"] == "gguf"
+    assert "with Q4_K_M weights" in dep["detail"]
+    assert dep["kv_cache_dtype"] == "k=q8_0,v=q4_0"
+    # 32 layers x 8 KV heads x 128 values: K in q8_0 (34 bytes / 32 values), V in q4_0 (18 / 32)
+    assert dep["per_token_bytes"] == 32 * (1024 // 32 * 34 + 1024 // 32 * 18)
+    assert dep["batch"] == 4
