@@ -141,6 +141,11 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     dep.enforce_eager = s(case.get("enforce_eager"))
     dep.kv_cache_memory_bytes = s(kv_bytes)
     dep.dtype = s(_model_dtype(case))
+    command = " ".join(case.get("quotes") or [])
+    if "--enable-dp-attention" in command:
+        dep.settings = {"enable-dp-attention": Sourced(True, SPAN)}
+        dp = re.search(r"--dp(?:-size)? (\d+)", command)
+        dep.data_parallel_size = s(int(dp.group(1)) if dp else None)
     return dep
 
 

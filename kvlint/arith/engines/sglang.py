@@ -76,15 +76,20 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         notes.append(f"default context length {context:,} (the model's)")
     types = cache_types(spec, (val(dep.kv_cache_dtype) or "auto").lower(), val(dep.dtype))
     total = gpu.total_bytes if gpu is not None else None
+    dp = positive(val(dep.data_parallel_size))
+    dp_attention = dp if setting(dep.settings, "enable-dp-attention") else 0
     mfs = val(dep.memory_fraction)
     if mfs is None:
-        mfs = D.sglang_mem_fraction_static(total, tp, pp)
+        mfs = D.sglang_mem_fraction_static(total, tp, pp, dp_attention)
         notes.append(f"default mem_fraction_static {mfs:g}")
     start, end = pp_layer_ranges(spec.num_layers, pp)[0]
     stage_layers = spec.layers[start:end]
     hybrid_swa = not bool(setting(dep.settings, "disable-hybrid-swa-memory")) and any(
         layer.kind.bounded for layer in stage_layers
     )
+    if hybrid_swa and spec.model_type in D.SGLANG_NO_HYBRID_SWA:
+        hybrid_swa = False
+        notes.append(f"SGLang turns the hybrid SWA pool off for {spec.model_type}")
     ratio = float(
         str(setting(dep.settings, "swa-full-tokens-ratio") or D.SGLANG_SWA_FULL_TOKENS_RATIO)
     )

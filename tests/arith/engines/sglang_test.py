@@ -31,10 +31,18 @@ def test_pool_is_fraction_of_memory_minus_weights_over_cell_size() -> None:
 
 
 def test_default_mem_fraction_static_by_gpu() -> None:
-    # H100 (81,090 MiB): reserved = 512 + 8192 x 1.5 + 1/8 x 1024 + 1024 = 13,952 MB (above the
-    # 10 GiB floor) -> round((81090 - 13952) / 81090, 3).
+    # H100 (81,090 MiB): reserved = 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024 = 13,440 MB (above
+    # the 10 GiB floor) -> round((81090 - 13440) / 81090, 3).
     assert H100 is not None
-    assert sglang_mem_fraction_static(H100.total_bytes, 1, 1) == 0.828
+    assert sglang_mem_fraction_static(H100.total_bytes, 1, 1) == 0.834
+    # L4 (22,518 MiB): 512 + 2048 x 1.5 + 24 x 2 + 128 = 3,760 MB, no floor below 60 GiB.
+    assert sglang_mem_fraction_static(22518 * 2**20, 1, 1) == round((22518 - 3760) / 22518, 3)
+    # B200 at TP 8 with DP attention over 8: + 512 x 8 x 3 + 512 x 8 x 1.5.
+    b200 = lookup_gpu("B200")
+    assert b200 is not None
+    assert sglang_mem_fraction_static(b200.total_bytes, 8, 1, 8) == round(
+        (182631 - (512 + 16384 * 1.5 + 1024 + 1024 + 12288 + 6144)) / 182631, 3
+    )
     assert sglang_mem_fraction_static(None, 1, 1) == 0.95
 
 
@@ -51,6 +59,15 @@ def test_weights_leaving_nothing_is_sglangs_error() -> None:
 def test_tp_above_kv_heads_replicates() -> None:
     est = estimate(deployment("sglang", tensor_parallel_size=16), LLAMA_31_8B, H100)
     assert est.bytes_per_token == 32 * 1 * 256 * 2
+
+
+def test_gemma_and_gpt_oss_keep_every_layer_full() -> None:
+    sliding = LayerSpec(CacheKind.SLIDING, 8, 128, 128, window=4096)
+    full = LayerSpec(CacheKind.FULL, 8, 128, 128)
+    spec = with_layers(dense(), (sliding, full) * 16, model_type="gpt_oss")
+    est = estimate(deployment("sglang", memory_fraction=0.9), spec, H100)
+    assert est.bytes_per_token == 32 * 4096
+    assert "SGLang turns the hybrid SWA pool off for gpt_oss" in est.notes
 
 
 def test_swa_pool_counts_sliding_layers_at_the_ratio() -> None:
