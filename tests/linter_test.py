@@ -4,6 +4,7 @@ own duties (file walk, stamping, isolation, routing, suppression, sorting, exit 
 from __future__ import annotations
 
 import sys
+import tempfile
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from kvlint.config import Settings
 from kvlint.deploy.model import Deployment
@@ -236,3 +241,37 @@ def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> 
     assert [f.code for f in result.findings] == ["KV907", "KV906"]
     assert result.findings[1].span == Span(annotated, 4, 30, "annotations")
     assert result.findings[1].message == "`kvlint.dev/ignore: KV501` suppresses nothing"
+
+
+_FRAGMENTS = [
+    "model: meta-llama/Llama-3.1-8B-Instruct\n",
+    "max-model-len: 32k\n",
+    "max-num-seqs: 256\n",
+    "kind: Deployment\n",
+    "apiVersion: apps/v1\n",
+    "spec:\n  template:\n    spec:\n      containers:\n        - args: [--max-num-seqs, x]\n",
+    "services:\n  llm:\n    command: --model x -c 4096\n",
+    "kvlint: plan/v1\nengine: vllm\n",
+    "# kvlint: disable=KV301\n",
+    "---\n",
+    "- [a, {b: c}]\n",
+    "gpu: H100\n",
+    "\t\n",
+    "{{ .Values.x }}\n",
+    ": :\n",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(st.sampled_from(_FRAGMENTS), max_size=8),
+    noise=st.text(max_size=40),
+)
+def test_real_pipeline_never_crashes(parts: list[str], noise: str) -> None:
+    """Any mixture of deployment fragments and noise ends in findings, never an exception or
+    an internal-error finding."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "deploy.yaml"
+        path.write_text("".join(parts) + noise, encoding="utf-8", errors="surrogatepass")
+        result = lint_paths([str(path)], Settings(Selection(), offline=True))
+    assert not [f for f in result.findings if "internal error" in f.message]
