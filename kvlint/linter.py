@@ -287,7 +287,9 @@ def _resolve_model(run: _Run, dep: Deployment, base_dir: Path) -> tuple[Deployme
     if dep.model is None:
         return dep, None
     ref = str(dep.model.value)
-    key = (ref, str(base_dir))
+    # A hub id resolves the same from every folder; a relative path depends on the file's folder.
+    local = ref.startswith((".", "/", "~")) or ref.endswith((".json", ".gguf"))
+    key = (ref, str(base_dir) if local or (base_dir / ref).exists() else "")
     if key not in run.models:
         try:
             run.models[key] = resolve_model(ref, offline=run.settings.offline, base_dir=base_dir)

@@ -192,7 +192,7 @@ def test_unknown_model_is_kv902_and_skips_model_rules(
     first = str(write(tmp_path / "unknown-a.yaml", "model: acme/nope\n"))
     second = str(write(tmp_path / "unknown-b.yaml", "model: acme/nope\n"))
     result = lint_paths([first, second], Settings(Selection(ignore=("KV905",))), registry())
-    assert fakes.resolve == ["acme/nope"]  # once per reference (and folder) in a run
+    assert fakes.resolve == ["acme/nope"]  # once per reference in a run
     codes = [(f.span.path, f.code) for f in result.findings]
     assert codes == [(first, "KV907"), (first, "KV902"), (second, "KV907"), (second, "KV902")]
     kv902 = result.findings[1]
@@ -202,9 +202,13 @@ def test_unknown_model_is_kv902_and_skips_model_rules(
 
 
 def test_model_resolved_once_per_run(tmp_path: Path, fakes: SimpleNamespace) -> None:
-    paths = [str(write(tmp_path / f"d{i}.yaml")) for i in range(3)]
+    paths = [str(write(tmp_path / f"d{i}" / "vllm.yaml")) for i in range(3)]
     lint_paths(paths, Settings(Selection()), registry())
-    assert fakes.resolve == ["acme/model-7b"]
+    assert fakes.resolve == ["acme/model-7b"]  # a hub id: the same from every folder
+    (tmp_path / "d0" / "acme" / "model-7b").mkdir(parents=True)  # now a local folder in d0
+    fakes.resolve.clear()
+    lint_paths(paths, Settings(Selection()), registry())
+    assert fakes.resolve == ["acme/model-7b", "acme/model-7b"]  # d0's own, and the hub id
 
 
 def test_loader_errors_become_findings(tmp_path: Path, fakes: SimpleNamespace) -> None:
