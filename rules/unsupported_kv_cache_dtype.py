@@ -96,7 +96,7 @@ class UnsupportedKvCacheDtype(Rule):
           image: vllm/vllm-openai:v0.11.0
           args:
             - --model=meta-llama/Llama-3.1-8B-Instruct
-            - --kv-cache-dtype=fp8_e5m2
+            - --kv-cache-dtype=auto
           resources:
             limits:
               nvidia.com/gpu: 1
@@ -157,7 +157,9 @@ class UnsupportedKvCacheDtype(Rule):
         if (int(major), int(minor or 0)) >= (8, 9):
             return
         # vllm-project/vllm#26431: V1 on sm86 fails with "type fp8e4nv not supported in this
-        # architecture"; Triton stores e4m3 only from sm89 (Ada, Hopper) and e5m2 everywhere.
+        # architecture"; the Triton KV writer (v1/attention/ops/triton_reshape_and_cache_flash.py)
+        # asserts "an FP8 KV cache needs native fp8e4nv (SM89+)". e5m2 support on Ampere is
+        # backend-dependent (vllm#50882, open), so the fix is a 16-bit cache.
         message = (
             f"`kv_cache_dtype` `{value.value}` is fp8 e4m3, which the {gpu.display} (compute "
             f"capability {gpu.compute_capability}) cannot store: vLLM's kernels need 8.9 or "
@@ -165,7 +167,10 @@ class UnsupportedKvCacheDtype(Rule):
         )
         numbers = (("GPU", gpu.display), ("compute capability", gpu.compute_capability))
         yield Problem(
-            value.span, message, n.fix("Set `kv_cache_dtype: fp8_e5m2`", value, "fp8_e5m2"), numbers
+            value.span,
+            message,
+            n.fix("Set `kv_cache_dtype: auto` (Ampere has no native fp8)", value, "auto"),
+            numbers,
         )
 
     def _v_without_flash(self, dep: Deployment) -> Iterator[Problem]:

@@ -39,7 +39,7 @@ def test_fp8_e4m3_on_ampere() -> None:
         "8.0) cannot store: vLLM's kernels need 8.9 or newer and fail with \"type fp8e4nv not "
         'supported in this architecture"'
     )
-    assert p.fix is not None and p.fix.edits[0].replacement == "fp8_e5m2"
+    assert p.fix is not None and p.fix.edits[0].replacement == "auto"
     assert problems(UnsupportedKvCacheDtype, deployment(kv_cache_dtype="fp8", gpu="L4"), L8) == []
     dep = deployment(kv_cache_dtype="fp8_e5m2", gpu="A100-80GB")
     assert problems(UnsupportedKvCacheDtype, dep, L8) == []
