@@ -149,3 +149,19 @@ def test_schema_accepts_and_rejects_like_the_model() -> None:
     assert [e.message for e in validator.iter_errors({"ignroe": []})] == [
         "Additional properties are not allowed ('ignroe' was unexpected)"
     ]
+
+
+def test_rule_options_by_code_or_name(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".kvlint.yaml",
+        "rules:\n  engine-pool-below-first-principles:\n    ratio: 0.25\n",
+    )
+    settings = resolve(load_config(path), default_registry())
+    assert list(settings.options) == ["KV305"]
+    assert settings.options["KV305"].model_dump() == {"ratio": 0.25}
+    path = write(tmp_path / ".kvlint.yaml", "rules:\n  KV305: {ratio: 2}\n")
+    with pytest.raises(KvlintError) as info:
+        resolve(load_config(path), default_registry())
+    assert str(info.value) == (
+        f"{path}:2:11: `rules.KV305.ratio`: Input should be less than or equal to 1"
+    )
