@@ -18,7 +18,7 @@ from kvlint.arith.units import GiB
 NEWEST: dict[str, str] = {
     "vllm": "0.33.0",
     "sglang": "0.5.23",
-    "llamacpp": "b7000",
+    "llamacpp": "0c1e570",  # the git commit research/engines.md read (2026)
     "tgi": "3.3.6",
     "ollama": "0.12.0",
 }
@@ -208,6 +208,23 @@ LLAMACPP_DEFAULT_CTX_OLD = 4096
 LLAMACPP_AUTO_PARALLEL = 4  # tools/server/server.cpp: -np auto -> 4 slots, kv_unified = true
 LLAMACPP_UBATCH = 512
 LLAMACPP_PAD = 256  # GGML_PAD(n_ctx, 256) in src/llama-context.cpp
+# llama_params_fit (--fit, llama.cpp PR #16653): an unset context is lowered to at least
+# --fit-ctx 4096, keeping --fit-target 1024 MiB free on each device.
+LLAMACPP_FIT_MIN_CTX = 4096
+# Builds before llama_params_fit (b7437 of 2025-12-16 already has it; the merge was a little
+# earlier, not traced to the build).
+LLAMACPP_FIT_SINCE_BUILD = 7300
+
+
+def llamacpp_auto_fit(version: str | None) -> bool:
+    """Whether ``--fit`` applies: any build from b7300 on, or an unnamed (newest) one."""
+    if not version:
+        return True
+    match = re.search(r"\bb?(\d{4,5})\b", version)
+    return match is None or int(match.group(1)) >= LLAMACPP_FIT_SINCE_BUILD
+
+
+LLAMACPP_FIT_MARGIN = 1024 * 2**20
 
 # --- TGI ----------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ runs the same code: ``kvlint.arith.engines.ollama`` maps its variables onto this
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import replace
 
 from kvlint.arith.dtypes import CacheDtype
 from kvlint.arith.dtypes import resolve_cache_dtype
@@ -53,6 +54,16 @@ class LlamaCppSettings:
     flash_attention: str  # on, off, auto
     n_ubatch: int
     defaulted: tuple[str, ...]
+    ctx_defaulted: bool = False  # -c not given: llama_params_fit may lower it
+
+
+def with_context(s: LlamaCppSettings, n_ctx: int) -> LlamaCppSettings:
+    """``s`` with another total context, padded and split across slots as llama.cpp does."""
+    n_ctx = pad(n_ctx)
+    if s.unified:
+        return replace(s, n_ctx=n_ctx, n_ctx_seq=n_ctx)
+    seq = pad(n_ctx // s.n_parallel)
+    return replace(s, n_ctx=seq * s.n_parallel, n_ctx_seq=seq)
 
 
 def settings_for(
@@ -71,6 +82,7 @@ def settings_for(
     """Resolve llama-server's settings as ``llama_context`` does."""
     defaulted: list[str] = []
     train = spec.max_position_embeddings or D.LLAMACPP_DEFAULT_CTX_OLD
+    ctx_defaulted = not n_ctx
     if not n_ctx:
         n_ctx = D.LLAMACPP_DEFAULT_CTX_OLD if old_build else train
         defaulted.append(f"-c {n_ctx} ({'the old default' if old_build else 'the model'})")
@@ -100,6 +112,7 @@ def settings_for(
         flash_attention=(flash_attention or "auto").lower(),
         n_ubatch=n_ubatch or D.LLAMACPP_UBATCH,
         defaulted=tuple(defaulted),
+        ctx_defaulted=ctx_defaulted,
     )
 
 
@@ -139,6 +152,23 @@ def kv_buffer(spec: ModelSpec, s: LlamaCppSettings) -> tuple[int, int]:
     return k, v
 
 
+def fit_context(
+    spec: ModelSpec, s: LlamaCppSettings, budget: int, devices: int
+) -> LlamaCppSettings | None:
+    """``llama_params_fit``: the largest context (a multiple of 256, at least ``--fit-ctx``
+    4096) whose cache fits ``budget`` bytes per device; None when not even that fits."""
+    lo, hi = D.LLAMACPP_FIT_MIN_CTX // D.LLAMACPP_PAD, s.n_ctx // D.LLAMACPP_PAD
+    if sum(kv_buffer(spec, with_context(s, lo * D.LLAMACPP_PAD))) // devices > budget:
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(kv_buffer(spec, with_context(s, mid * D.LLAMACPP_PAD))) // devices <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return with_context(s, lo * D.LLAMACPP_PAD)
+
+
 def estimate_with(
     spec: ModelSpec,
     s: LlamaCppSettings,
@@ -149,11 +179,64 @@ def estimate_with(
     gpu_count: int,
     quantization: str | None,
     notes: list[str],
+    auto_fit: bool = True,
+    layers_pinned: bool = False,
 ) -> EngineEstimate:
-    """The cache llama.cpp allocates, and whether it fits beside the weights on ``gpu``."""
+    """The cache llama.cpp allocates, and whether it fits beside the weights on ``gpu``.
+
+    ``auto_fit``: ``llama_params_fit`` (``--fit``, on by default since llama.cpp PR #16653,
+    Dec 2025) first lowers a context the user did not set, down to ``--fit-ctx`` 4096, keeping a
+    1 GiB margin per device, then moves weights to system memory unless ``-ngl`` is pinned
+    (``layers_pinned``): the server starts, slower. Without it, a cache that does not fit
+    fails to allocate.
+    """
+    notes = [*notes, *(f"default {d}" for d in s.defaulted)]
+    error: str | None = None
+    if s.type_v.quantised and s.flash_attention == "off":
+        error = "quantized V cache requires flash_attn to be enabled"
+    elif s.type_v.quantised and s.flash_attention == "auto":
+        notes.append("enabling flash_attn since it is required for quantized V cache")
+    weights = weight_breakdown(spec, quantization).total
+    devices = max(1, gpu_count)
+    available: int | None = None
+    fits: bool | None = None if error is None else False
+    if gpu is not None:
+        available = gpu.total_bytes - weights // devices
+        budget = available - D.LLAMACPP_FIT_MARGIN
+        needed = sum(kv_buffer(spec, s)) // devices
+        if error is None and needed <= budget:
+            fits = True
+        elif error is None and auto_fit and s.ctx_defaulted:
+            fitted = fit_context(spec, s, budget, devices)
+            if fitted is not None:
+                notes.append(
+                    f"llama_params_fit: context size reduced from {s.n_ctx} to {fitted.n_ctx}"
+                )
+                s = fitted
+            else:
+                s = with_context(s, D.LLAMACPP_FIT_MIN_CTX)
+                notes.append(
+                    f"llama_params_fit: context size reduced from the model's to {s.n_ctx}, "
+                    "and weights move to system memory (slower)"
+                )
+            fits = True
+        elif error is None and auto_fit and not layers_pinned:
+            fits = True
+            notes.append(
+                "llama_params_fit keeps -c and moves weights to system memory (slower): "
+                f"{needed / MiB:.0f} MiB of cache per device beside "
+                f"{weights / devices / MiB:.0f} MiB of weights on a "
+                f"{gpu.total_bytes / MiB:.0f} MiB {gpu.display}"
+            )
+        elif error is None:
+            fits = False
+            error = (
+                f"failed to allocate the KV buffer: {needed / MiB:.2f} MiB per device beside "
+                f"{weights / devices / MiB:.0f} MiB of weights on a "
+                f"{gpu.total_bytes / MiB:.0f} MiB {gpu.display}"
+            )
     k, v = kv_buffer(spec, s)
     total_kv = k + v
-    notes = [*notes, *(f"default {d}" for d in s.defaulted)]
     notes.append(
         f"KV buffer size = {total_kv / MiB:.2f} MiB (K ({s.type_k.name}): {k / MiB:.2f} MiB, "
         f"V ({s.type_v.name}): {v / MiB:.2f} MiB), {s.n_ctx} cells"
@@ -164,26 +247,7 @@ def estimate_with(
             f"the slot context ({s.n_ctx_seq}) exceeds the training context of the model "
             f"({train}) - capping"
         )
-    error: str | None = None
-    if s.type_v.quantised and s.flash_attention == "off":
-        error = "quantized V cache requires flash_attn to be enabled"
-    elif s.type_v.quantised and s.flash_attention == "auto":
-        notes.append("enabling flash_attn since it is required for quantized V cache")
     per_token = total_kv // max(1, s.n_ctx)
-    weights = weight_breakdown(spec, quantization).total
-    devices = max(1, gpu_count)
-    available: int | None = None
-    fits: bool | None = None if error is None else False
-    if gpu is not None:
-        available = gpu.total_bytes - weights // devices
-        if error is None:
-            fits = total_kv // devices <= available
-            if not fits:
-                error = (
-                    f"failed to allocate the KV buffer: {total_kv / devices / MiB:.2f} MiB per "
-                    f"device beside {weights / devices / MiB:.0f} MiB of weights on a "
-                    f"{gpu.total_bytes / MiB:.0f} MiB {gpu.display}"
-                )
     first_principles = (
         KvSize(spec, CacheTypes(s.type_k, s.type_v, s.type_k)).tokens_fitting(total_kv)
         if total_kv
@@ -232,4 +296,6 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         gpu_count=positive(val(dep.gpu_count)),
         quantization=val(dep.quantization),
         notes=notes,
+        auto_fit=D.llamacpp_auto_fit(val(dep.engine_version)),
+        layers_pinned=dep.n_gpu_layers is not None,
     )

@@ -63,4 +63,8 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         gpu_count=positive(val(dep.gpu_count)),
         quantization=val(dep.quantization) or "q4_k_m",
         notes=[f"Ollama {version}: llama.cpp with num_ctx x num_parallel cells", *notes],
+        # Ollama's scheduler offloads layers that do not fit to the CPU; it never lowers
+        # num_ctx (it is always set), so only the offload applies.
+        auto_fit=True,
+        layers_pinned=False,
     )

@@ -121,13 +121,51 @@ def test_sliding_layers_get_the_smaller_swa_cache() -> None:
     assert sum(kv_buffer(spec, full_s)) == 8 * 32768 * 4096
 
 
-def test_fits_beside_the_weights_on_a_named_gpu() -> None:
+def test_explicit_context_and_pinned_layers_that_do_not_fit_are_refused() -> None:
     from kvlint.arith.gpus import lookup_gpu
 
-    small = estimate(
-        deployment("llamacpp", max_model_len=131072, max_num_seqs=1, quantization="q4_k_m"),
+    dep = deployment(
+        "llamacpp", max_model_len=131072, max_num_seqs=1, quantization="q4_k_m", n_gpu_layers=99
+    )
+    small = estimate(dep, LLAMA_31_8B, lookup_gpu("RTX 4070 8GB"))
+    assert small.fits is False  # 16 GiB of f16 cache on an 8 GB card, -ngl pinned
+    assert small.error is not None and small.error.startswith("failed to allocate the KV buffer")
+
+
+def test_fit_moves_weights_when_only_the_context_is_given() -> None:
+    from kvlint.arith.gpus import lookup_gpu
+
+    dep = deployment("llamacpp", max_model_len=131072, max_num_seqs=1, quantization="q4_k_m")
+    est = estimate(dep, LLAMA_31_8B, lookup_gpu("RTX 4070 8GB"))
+    assert est.fits is True and est.kv_cache_tokens == 131072
+    assert any(n.startswith("llama_params_fit keeps -c") for n in est.notes)
+    # A build from before --fit: the allocation fails.
+    old = estimate(
+        deployment(
+            "llamacpp",
+            engine_version="b6500",
+            max_model_len=131072,
+            max_num_seqs=1,
+            quantization="q4_k_m",
+        ),
         LLAMA_31_8B,
         lookup_gpu("RTX 4070 8GB"),
     )
-    assert small.fits is False  # 16 GiB of f16 cache on an 8 GB card
-    assert small.error is not None and small.error.startswith("failed to allocate the KV buffer")
+    assert old.fits is False
+
+
+def test_fit_lowers_an_unset_context() -> None:
+    from kvlint.arith.gpus import lookup_gpu
+
+    gpu = lookup_gpu("RTX 4070")  # 12 GB: 16 GiB of cache for 131,072 tokens does not fit
+    assert gpu is not None
+    est = estimate(deployment("llamacpp", quantization="q4_k_m"), LLAMA_31_8B, gpu)
+    assert est.fits is True
+    # 4 unified slots over one pool: the largest 256-multiple whose cache leaves 1 GiB free.
+    assert est.available_kv_bytes is not None and est.kv_buffer_bytes is not None
+    budget = est.available_kv_bytes - 1024 * 2**20
+    assert est.kv_buffer_bytes <= budget < est.kv_buffer_bytes + 256 * 128 * 1024
+    assert est.kv_cache_tokens is not None and est.kv_cache_tokens % 256 == 0
+    assert any(
+        n.startswith("llama_params_fit: context size reduced from 131072 to") for n in est.notes
+    )
