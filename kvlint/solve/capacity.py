@@ -51,10 +51,24 @@ def _tokens_from_concurrency(est: EngineEstimate) -> bool:
 SLOT_ENGINES = frozenset({"llamacpp"})
 
 
+# ``-ngl 999``: every layer on the GPU, as a serving setup pins it. Without it llama.cpp's
+# ``--fit`` (on by default) moves weights to system memory rather than fail, and a cache that
+# does not fit beside the weights would look as if it did.
+ALL_LAYERS = 999
+
+
 def slots_variant(dep: Deployment, length: int, seqs: int) -> Deployment:
     """``dep`` configured for ``seqs`` slots of ``length`` tokens each (llama.cpp: ``-c`` is
-    every slot together, divided between ``-np`` slots unless the cache is unified)."""
-    return vary(dep, max_model_len=length * seqs, max_num_seqs=seqs, kv_unified=False)
+    every slot together, divided between ``-np`` slots unless the cache is unified), every
+    layer on the GPU unless the deployment says otherwise."""
+    layers = value(dep.n_gpu_layers) or ALL_LAYERS
+    return vary(
+        dep,
+        max_model_len=length * seqs,
+        max_num_seqs=seqs,
+        kv_unified=False,
+        n_gpu_layers=layers,
+    )
 
 
 def admitted_at(

@@ -9,6 +9,7 @@ from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
+from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import LenAnswer
 from kvlint.solve.capacity import SeqsAnswer
@@ -23,6 +24,7 @@ from kvlint.solve.fleet import DEFAULT_MAX_TP
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
 from kvlint.solve.layout import Layout
+from kvlint.solve.layout import valid_tps
 from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
 from kvlint.solve.plot import Chart
@@ -72,6 +74,25 @@ def first_principles(dep: Deployment, spec: ModelSpec, context: int) -> tuple[in
     except ValueError:
         return None
     return kv.per_token_bytes, kv.per_sequence_bytes(context)
+
+
+def _replication_note(dep: Deployment, spec: ModelSpec, per_token: int | None) -> str | None:
+    """Say where tensor parallelism stops shrinking the cache: past the KV heads each GPU holds
+    a replica of one head (vllm/config/model.py get_num_kv_heads: max(1, kv_heads // tp))."""
+    kv = spec.num_key_value_heads
+    uniform = all(layer.kind is CacheKind.FULL and layer.kv_heads == kv for layer in spec.layers)
+    if per_token is None or kv < 1 or not uniform:  # hybrids and MLA: no single figure
+        return None
+    beyond = [tp for tp in valid_tps(spec, dep.engine.value, 64) if tp > kv]
+    if not beyond:
+        return None
+    from kvlint.arith.units import format_binary
+
+    per_gpu = format_binary(per_token // kv)
+    return (
+        f"TP {beyond[0]} and beyond replicate the {kv} KV heads: a token costs {per_gpu} per "
+        f"GPU there as at TP {kv}; pipeline stages, not more TP, split the cache further"
+    )
 
 
 def _own_layout(dep: Deployment) -> Layout | None:
@@ -195,6 +216,9 @@ def solve(
         estimator=estimate,
     )
     fp = first_principles(dep, spec, context)
+    replication = _replication_note(dep, spec, fp[0] if fp else None)
+    if replication:
+        notes.append(replication)
     return Plan(
         label=label,
         spec=spec,

@@ -204,7 +204,9 @@ def render_plan(plan: Plan) -> list[Any]:
         layouts.add_column(name, justify="right")
     winner = plan.gpus.replica.layout if plan.gpus.replica is not None else None
     for result in plan.gpus.replicas:
-        if result.layout.pp > 1 and result.layout != winner:
+        # Pipeline shapes up to the winner's size: the ones just short of the target show why.
+        limit = winner.gpus_per_replica if winner is not None else 0
+        if result.layout.pp > 1 and result.layout.gpus_per_replica > limit:
             continue
         copies = -(-plan.concurrency // result.admitted) if result.admitted else None
         total = None if copies is None else copies * result.layout.gpus_per_replica

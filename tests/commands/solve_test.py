@@ -90,6 +90,9 @@ def test_text_output_and_svg(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         assert title in result.out
     assert "on TP 8 (as asked)" in result.out
     assert "  = KV pool, one GPU" in result.out
+    assert "TP 16 and beyond replicate the 8 KV heads: a token costs 40 KiB per GPU" in " ".join(
+        result.out.split()
+    )
     root = ET.fromstring(svg.read_text(encoding="utf-8"))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
 
