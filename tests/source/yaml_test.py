@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
@@ -151,3 +153,18 @@ def test_crlf_and_bom() -> None:
     docs, _ = parse_documents(source)
     node = docs[0].root.dig("b")  # type: ignore[attr-defined]
     assert (node.value, node.span.line, node.span.column) == (2, 2, 4)
+
+
+def test_both_composers_give_the_same_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """libyaml (when installed) and ruamel.yaml agree on values and character columns."""
+    import kvlint.source.yaml as module
+
+    text = "# café ☕\nname: ünïcode\nargs: [--max-model-len, 8192]\nflag: yes\n"
+    fast, _ = _parse(text)
+    monkeypatch.setattr(module, "_libyaml", lambda: None)
+    slow, _ = _parse(text)
+    for docs in (fast, slow):
+        args = docs[0].root.dig("args")  # type: ignore[attr-defined]
+        assert args.items[1].span[1:4] == (3, 25, "$.args[1]")
+        name = docs[0].root.dig("name")  # type: ignore[attr-defined]
+        assert (name.text, name.span.column, name.span.end_column) == ("ünïcode", 7, 14)
