@@ -145,11 +145,16 @@ def shape(spec: ModelSpec) -> str:
     if len(growing) == len(spec.layers) and len({(g.kv_heads, g.head_dim_k) for g in growing}) == 1:
         first = growing[0]
         return f"{len(growing)} layers x {first.kv_heads} KV heads x head_dim {first.head_dim_k}"
+    bounded = [layer for layer in spec.layers if layer.kind.bounded]
+    if not growing and bounded:
+        return f"{len(bounded)} layers, each windowed at {max(b.window or 0 for b in bounded)}"
     return f"{len(growing)} of {len(spec.layers)} layers growing with context"
 
 
 def percent_off(stated: float, correct: float) -> str:
     """'25% more' / '20% less' / '3.1x the computed': the stated figure against the correct one."""
+    if correct <= 0:
+        return "not zero"
     diff = (stated - correct) / correct
     if diff >= 1:
         return f"{ratio(stated, correct)} the computed"
@@ -178,4 +183,6 @@ def valid_tp(spec: ModelSpec, tp: int) -> bool:
     """vLLM's checks: heads divisible by TP, and KV heads by TP or TP by KV heads (the model
     code asserts ``total_num_kv_heads % tp == 0`` or ``tp % total_num_kv_heads == 0``)."""
     kv = spec.num_key_value_heads
+    if kv < 1:
+        return spec.num_attention_heads % tp == 0
     return spec.num_attention_heads % tp == 0 and (kv % tp == 0 if kv >= tp else tp % kv == 0)

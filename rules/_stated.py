@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import math
 import re
+from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -18,8 +19,10 @@ from kvlint.arith.dtypes import CacheDtype
 from kvlint.arith.dtypes import resolve_cache_dtype
 from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
+from kvlint.arith.kv import layer_token_bytes
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
 
@@ -120,6 +123,27 @@ def at(kv: KvSize, dtype: CacheDtype) -> KvSize:
     return KvSize(kv.spec, CacheTypes(k=dtype, v=dtype, state=kv.types.state))
 
 
+def token_bytes(kv: KvSize) -> int:
+    """One token in every layer that caches it, windowed or not: the figure a calculator
+    gives, and the growing figure too on a dense model."""
+    return sum(
+        layer_token_bytes(layer, kv.types)
+        for layer in kv.spec.layers
+        if layer.kind not in (CacheKind.SHARED, CacheKind.STATE)
+    )
+
+
+def per_token(kv: KvSize) -> int:
+    """The per-token figure to quote: the growing layers', or every layer's when none grows
+    (Mistral 7B v0.1: all 32 windowed)."""
+    return kv.per_token_bytes or token_bytes(kv)
+
+
+def token_figures(kv: KvSize) -> list[int]:
+    """Every per-token figure a plan may rightly state: growing layers only, or every layer."""
+    return sorted({f for f in (kv.per_token_bytes, token_bytes(kv)) if f}, reverse=False)
+
+
 def _near(stated: float, figure: float, tolerance: float) -> bool:
     return figure > 0 and abs(stated - figure) <= tolerance * figure
 
@@ -135,12 +159,13 @@ def contexts(context: int) -> tuple[int, ...]:
 
 def plan_context(dep: Deployment, sizing: Sizing) -> int | None:
     """The context a plan's per-sequence figures are at: its claim, else max_model_len."""
-    if dep.claims.context is not None:
-        return dep.claims.context.value
-    if dep.max_model_len is not None:
-        return dep.max_model_len.value
-    if sizing.engine is not None:
-        return sizing.engine.max_model_len
+    for value in (
+        dep.claims.context.value if dep.claims.context else None,
+        dep.max_model_len.value if dep.max_model_len else None,  # -1 is vLLM's "auto"
+        sizing.engine.max_model_len if sizing.engine else None,
+    ):
+        if isinstance(value, int) and value > 0:
+            return value
     return None
 
 
@@ -165,15 +190,15 @@ def verdicts(
     # once, on the dtype), not each on its own.
     consistent = [claimed] if claimed is not None and claimed != actual else []
 
-    per_token = dep.claims.kv_per_token
-    if per_token is not None:
+    stated_token = dep.claims.kv_per_token
+    if stated_token is not None:
         yield _classify(
             "kv_per_token",
-            per_token,
-            [(kv.per_token_bytes, actual.name)],
+            stated_token,
+            [(per_token(kv), actual.name)] + [(f, actual.name) for f in token_figures(kv)],
             [(at(kv, d).cancelled_per_token_bytes, d.name) for d in cancel_at],
-            [(at(kv, d).per_token_bytes, d.name) for d in consistent],
-            [(at(kv, d).per_token_bytes, d.name) for d in quant],
+            [(f, d.name) for d in consistent for f in token_figures(at(kv, d))],
+            [(f, d.name) for d in quant for f in token_figures(at(kv, d))],
             tolerance,
         )
     per_seq = dep.claims.kv_per_sequence
@@ -196,9 +221,9 @@ def verdicts(
         yield dataclasses.replace(verdict, context=context)
     pool = dep.claims.kv_pool_tokens
     engine = sizing.engine
-    if pool is not None and engine is not None and engine.kv_cache_tokens and kv.per_token_bytes:
+    if pool is not None and engine is not None and engine.kv_cache_tokens and per_token(kv):
         tokens = [t for t in (engine.kv_cache_tokens, engine.first_principles_tokens) if t]
-        scale = kv.per_token_bytes
+        scale = per_token(kv)
         yield _classify(
             "kv_pool_tokens",
             pool,
@@ -208,14 +233,14 @@ def verdicts(
                 for d in cancel_at
                 for t in tokens
             ],
-            [(t * scale // at(kv, d).per_token_bytes, d.name) for d in consistent for t in tokens],
-            [(t * scale // at(kv, d).per_token_bytes, d.name) for d in quant for t in tokens],
+            [(t * scale // per_token(at(kv, d)), d.name) for d in consistent for t in tokens],
+            [(t * scale // per_token(at(kv, d)), d.name) for d in quant for t in tokens],
             pool_tolerance,
         )
     gpus = dep.claims.gpus_needed
     if gpus is not None:
-        right = gpus_needed(dep, sizing, kv.per_token_bytes)
-        wrong = gpus_needed(dep, sizing, kv.cancelled_per_token_bytes)
+        right = gpus_needed(dep, sizing, kv.per_sequence_bytes)
+        wrong = gpus_needed(dep, sizing, lambda tokens: kv.cancelled_per_token_bytes * tokens)
         if right is not None and wrong is not None and wrong != right and gpus.value == wrong:
             yield Verdict("gpus_needed", gpus, Kind.CANCELLED, right, wrong, actual.name, context)
 
@@ -243,9 +268,9 @@ def _classify(
     return Verdict(claim, stated, Kind.MISMATCH, right, right, correct[0][1])
 
 
-def gpus_needed(dep: Deployment, sizing: Sizing, per_token: int) -> int | None:
-    """GPUs that hold the weights plus the plan's concurrency at its context, at ``per_token``
-    bytes per token, each GPU filled to the engine's memory fraction."""
+def gpus_needed(dep: Deployment, sizing: Sizing, per_sequence: Callable[[int], int]) -> int | None:
+    """GPUs that hold the weights plus the plan's concurrency at its context, a sequence of
+    ``n`` tokens costing ``per_sequence(n)``, each GPU filled to the engine's memory fraction."""
     engine, gpu = sizing.engine, sizing.gpu
     users = dep.claims.concurrency or dep.max_num_seqs
     context = plan_context(dep, sizing)
@@ -259,4 +284,4 @@ def gpus_needed(dep: Deployment, sizing: Sizing, per_token: int) -> int | None:
     if weights is None:
         return None
     usable = gpu.total_bytes * (engine.memory_fraction or 0.9)
-    return math.ceil((weights + users.value * context * per_token) / usable)
+    return math.ceil((weights + users.value * per_sequence(context)) / usable)

@@ -82,12 +82,12 @@ class CancellingHeadDim(Rule):
             if v.kind is not _stated.Kind.CANCELLED:
                 continue
             raw = v.stated.raw
-            times = n.ratio(kv.cancelled_per_token_bytes, kv.per_token_bytes)
+            times = n.ratio(kv.cancelled_per_token_bytes, _stated.token_bytes(kv))
             if v.claim == "gpus_needed":
                 message = (
                     f"`gpus_needed` {v.stated.value} sizes the cache with the cancelled formula "
                     f"({n.gib(kv.cancelled_per_token_bytes)} per token); at "
-                    f"{n.gib(kv.per_token_bytes)} per token {v.correct} GPUs hold it, "
+                    f"{n.gib(_stated.per_token(kv))} per token {v.correct} GPUs hold it, "
                     f"{times} less cache ({heads})"
                 )
                 fix = n.fix(f"Set `gpus_needed` to {v.correct}", v.stated, str(v.correct))
@@ -95,7 +95,7 @@ class CancellingHeadDim(Rule):
                 message = (
                     f"`kv_pool_tokens` {n.count(v.stated.value)} is the pool at the cancelled "
                     f"formula's {n.gib(kv.cancelled_per_token_bytes)} per token; at "
-                    f"{n.gib(kv.per_token_bytes)} it holds {n.count(v.correct)}, {times} more "
+                    f"{n.gib(_stated.per_token(kv))} it holds {n.count(v.correct)}, {times} more "
                     f"({heads})"
                 )
                 fix = n.safe_fix(
@@ -114,7 +114,7 @@ class CancellingHeadDim(Rule):
             numbers = (
                 ("stated", n.like(raw, v.stated.value) if v.claim.startswith("kv_per") else ""),
                 ("cancelled formula per token", n.gib(kv.cancelled_per_token_bytes)),
-                ("GQA formula per token", n.gib(kv.per_token_bytes)),
+                ("GQA formula per token", n.gib(_stated.token_bytes(kv))),
                 ("query heads / KV heads", heads),
                 ("cache dtype", kv.types.label),
             )

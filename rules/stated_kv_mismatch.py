@@ -121,7 +121,7 @@ class StatedKvMismatch(Rule):
                     "computed",
                     n.like(raw, v.correct) if v.claim != "kv_pool_tokens" else n.count(v.correct),
                 ),
-                ("per token", n.gib(kv.per_token_bytes)),
+                ("per token", n.gib(_stated.per_token(kv))),
                 ("cache dtype", kv.types.label),
                 ("layers", n.shape(spec)),
             )
@@ -146,8 +146,8 @@ class StatedKvMismatch(Rule):
         if assumed.quantised and not actual.quantised and weights is not None:
             return  # KV201: the plan's cache follows the quantised weights
         setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
-        right = kv.per_token_bytes
-        wrong = _stated.at(kv, assumed).per_token_bytes
+        right = _stated.per_token(kv)
+        wrong = _stated.per_token(_stated.at(kv, assumed))
         message = (
             f"the plan assumes `kv_cache_dtype` `{claim.value}` but "
             f"{n.name(dep, 'kv_cache_dtype')} is `{setting}` ({actual.name}): the cache is "

@@ -83,16 +83,17 @@ class TpExceedsKvHeads(Rule):
             return
         if tp <= kv_heads or len(spec.layers) == 0:
             return
-        per_gpu = sum(
-            layer_token_bytes(layer, kv.types, kv_heads=max(1, layer.kv_heads // tp))
-            for layer in spec.layers
-            if layer.kind.grows
-        )
         length = sizing.engine.max_model_len if sizing.engine else None
         length = length or (dep.max_model_len.value if dep.max_model_len else 0)
-        if not length:
+        caching = [layer for layer in spec.layers if layer.kind.grows or layer.kind.bounded]
+        if not length or length < 0 or not caching:
             return
-        stored, ideal = tp * per_gpu * length, kv.per_token_bytes * length
+        # vLLM gives each GPU max(1, kv_heads // tp) heads (ModelConfig.get_num_kv_heads).
+        share = [layer_token_bytes(x, kv.types, kv_heads=max(1, x.kv_heads // tp)) for x in caching]
+        per_gpu = sum(share)
+        seen = [min(length, x.window or length) if x.kind.bounded else length for x in caching]
+        stored = tp * sum(b * t for b, t in zip(share, seen, strict=True))
+        ideal = sum(layer_token_bytes(x, kv.types) * t for x, t in zip(caching, seen, strict=True))
         message = (
             f"{label} {tp} is above the {kv_heads} KV heads of {model}: each KV head is stored "
             f"on {tp // kv_heads} GPUs, so the cache per GPU stops shrinking at "

@@ -84,8 +84,8 @@ class WeightQuantAsCacheQuant(Rule):
         if claim is not None and assumed is not None and not kv.types.k.quantised:
             text = str(claim.value)
             if _stated.is_weight_format(text) or (assumed.quantised and weights is not None):
-                right = kv.per_token_bytes
-                wrong = _stated.at(kv, assumed).per_token_bytes
+                right = _stated.per_token(kv)
+                wrong = _stated.per_token(_stated.at(kv, assumed))
                 message = (
                     f"the plan assumes `kv_cache_dtype` `{text}`, the weights' precision"
                     f"{label}, but {n.name(dep, 'kv_cache_dtype')} is `{setting}`: the cache stays "

@@ -7,6 +7,7 @@ from kvlint_rules.stated_kv_mismatch import StatedKvMismatch
 from kvlint.deploy.model import Sourced
 from kvlint.finding import Span
 from testing.rule_builders import LLAMA_31_8B
+from testing.rule_builders import MISTRAL_7B_V01
 from testing.rule_builders import deployment
 from testing.rule_builders import model
 from testing.rule_builders import problems
@@ -55,3 +56,16 @@ def test_assumed_cache_dtype_not_configured() -> None:
     # With the setting in place the figure and the claim agree.
     dep = deployment(gpu="L4", kv_cache_dtype="fp8", claims=claims)
     assert problems(StatedKvMismatch, dep, L8) == []
+
+
+def test_windowed_model_per_token_and_per_sequence() -> None:
+    # Mistral 7B v0.1: every layer windowed at 4096. 2 x 32 x 8 x 128 x 2 B = 128 KiB per token
+    # inside the window; a 32768-token sequence holds 4096 of them: 512 MiB, not 4 GiB.
+    m7 = model(MISTRAL_7B_V01, "mistralai/Mistral-7B-v0.1")
+    right = {"context": 32768, "kv_per_token": _stated(131072, "128 KiB")}
+    assert problems(StatedKvMismatch, deployment(gpu="L4", claims=right), m7) == []
+    naive = {"context": 32768, "kv_per_sequence": _stated(4 * 2**30, "4 GiB")}
+    [p] = problems(StatedKvMismatch, deployment(gpu="L4", claims=naive), m7)
+    assert p.message.endswith(
+        "caches 512 MiB at 32768 tokens at bfloat16 (the stated is 8x the computed)"
+    )
