@@ -289,17 +289,27 @@ def _resolve_model(run: _Run, dep: Deployment, base_dir: Path) -> tuple[Deployme
     ref = str(dep.model.value)
     # A hub id resolves the same from every folder; a relative path depends on the file's folder.
     local = ref.startswith((".", "/", "~")) or ref.endswith((".json", ".gguf"))
-    key = (ref, str(base_dir) if local or (base_dir / ref).exists() else "")
+    key = (ref, str(base_dir) if local or _exists(base_dir / ref) else "")
     if key not in run.models:
         try:
             run.models[key] = resolve_model(ref, offline=run.settings.offline, base_dir=base_dir)
         except KvlintError as exc:
             run.models[key] = exc
+        except Exception as exc:  # a resolver bug: this deployment's model is unknown, no crash
+            message = f"internal error while resolving the model: {type(exc).__name__}: {exc}"
+            run.models[key] = KvlintError(message)
     resolved = run.models[key]
     if isinstance(resolved, KvlintError):
         problem = InputProblem(UNKNOWN_MODEL, dep.model.span, resolved.message, Severity.ERROR)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
     return dep, resolved
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a reference too long or odd to be a path is not one
+        return False
 
 
 def _check_deployment(

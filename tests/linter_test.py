@@ -112,6 +112,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         deps = [deployment(shown)]
         if "unknown" in path.name:
             deps = [deployment(shown, model="acme/nope")]
+        if "buggy" in path.name:
+            deps = [deployment(shown, model="acme/" + "x" * 300)]
         if "annotated" in path.name:
             value = Sourced("KV399: reviewed; KV501", Span(shown, 4, 30, "annotations"))
             deps[0].annotations["kvlint.dev/ignore"] = value
@@ -121,6 +123,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         calls.resolve.append(ref)
         if ref == "acme/nope":
             raise KvlintError("`acme/nope` is not in the catalog (set HF_HOME)")
+        if ref.startswith("acme/xxx"):
+            raise RuntimeError("resolver bug")
         return SimpleNamespace(spec=SimpleNamespace(name=ref), origin="catalog", detail="")
 
     def size(dep: Deployment, spec: Any) -> Sizing:
@@ -199,6 +203,15 @@ def test_unknown_model_is_kv902_and_skips_model_rules(
     assert (kv902.span.line, kv902.span.column, kv902.severity) == (1, 8, Severity.ERROR)
     assert kv902.message == "`acme/nope` is not in the catalog (set HF_HOME)"
     assert exit_code(result.findings, Severity.ERROR) == 2
+
+
+def test_resolver_bug_is_a_kv902_not_a_crash(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    path = str(write(tmp_path / "buggy.yaml"))
+    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    assert lines(result.findings) == [
+        f"{path}:1:8: KV902 [error] internal error while resolving the model: "
+        "RuntimeError: resolver bug"
+    ]
 
 
 def test_model_resolved_once_per_run(tmp_path: Path, fakes: SimpleNamespace) -> None:
