@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from kvlint.arith.engines import defaults as D
 from kvlint.arith.engines.base import EngineEstimate
+from kvlint.arith.engines.common import flag
 from kvlint.arith.engines.common import head_dims
 from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import setting
@@ -118,6 +119,18 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         block_size=D.SGLANG_PAGE_SIZE,
         notes=tuple(notes),
     )
+    if context > derived and not flag(dep.allow_long_max_model_len):
+        return replace(
+            base,
+            fits=False,
+            error=(
+                f"User-specified context_length ({context}) is greater than the derived "
+                f"context_length ({derived}). This may lead to incorrect model outputs or CUDA "
+                "errors. Note that the derived context_length may differ from "
+                "max_position_embeddings in the model's config. To allow overriding this "
+                "maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+            ),
+        )
     if total is None:
         return replace(base, missing=("GPU type",))
     pre_model_load = total - (_INIT_TP if tp * pp > 1 else _INIT_TP1)

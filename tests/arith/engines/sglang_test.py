@@ -83,3 +83,18 @@ def test_max_running_requests_capped_by_the_pool() -> None:
         deployment("sglang", memory_fraction=0.9, max_num_seqs=10_000_000), LLAMA_31_8B, H100
     )
     assert any("max_running_requests was reduced from the requested" in n for n in est.notes)
+
+
+def test_context_beyond_the_model_is_refused_unless_allowed() -> None:
+    est = estimate(deployment("sglang", max_model_len=262144), LLAMA_31_8B, H100)
+    assert est.fits is False
+    assert est.error is not None and est.error.startswith(
+        "User-specified context_length (262144) is greater than the derived context_length "
+        "(131072)."
+    )
+    allowed = estimate(
+        deployment("sglang", max_model_len=262144, allow_long_max_model_len=True),
+        LLAMA_31_8B,
+        H100,
+    )
+    assert allowed.fits is True
