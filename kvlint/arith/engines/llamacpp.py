@@ -24,6 +24,7 @@ from kvlint.arith.engines.common import val
 from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
+from kvlint.arith.units import GiB
 from kvlint.arith.units import MiB
 from kvlint.arith.weights import weight_breakdown
 from kvlint.deploy.model import Deployment
@@ -201,7 +202,13 @@ def estimate_with(
     available: int | None = None
     fits: bool | None = None if error is None else False
     if gpu is not None:
-        available = gpu.total_bytes - weights // devices
+        device = gpu.total_bytes
+        if gpu.vendor == "apple":
+            # Metal reports recommendedMaxWorkingSetSize, about 3/4 of unified memory, as the
+            # device's memory (ggml-metal); the rest stays with the OS.
+            device = gpu.total_bytes * 3 // 4
+            notes.append(f"Metal working set: 3/4 of {gpu.total_bytes / GiB:.0f} GiB unified")
+        available = device - weights // devices
         budget = available - D.LLAMACPP_FIT_MARGIN
         needed = sum(kv_buffer(spec, s)) // devices
         if error is None and needed <= budget:
