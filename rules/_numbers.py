@@ -186,3 +186,10 @@ def valid_tp(spec: ModelSpec, tp: int) -> bool:
     if kv < 1:
         return spec.num_attention_heads % tp == 0
     return spec.num_attention_heads % tp == 0 and (kv % tp == 0 if kv >= tp else tp % kv == 0)
+
+
+def cache_setting(dep: Deployment) -> str:
+    """The cache dtype as the deployment sets it, or the engine's default spelling."""
+    if dep.kv_cache_dtype is not None:
+        return str(dep.kv_cache_dtype.value)
+    return "f16" if dep.engine.value in ("llamacpp", "ollama") else "auto"

@@ -65,9 +65,9 @@ class Verdict:
 def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
     """The weights' bits per value and the format's name (AWQ, FP8, Q4_K ...), when quantised.
 
-    The bits come from the checkpoint's quantization_config when it states them; the name from
-    the first weight format found in the method, the engine's `quantization` or the model id
-    (a compressed-tensors checkpoint is better named by its `FP8` id than by its method).
+    The bits and name come from the first weight format found in the method, the engine's
+    `quantization` or the model id (a compressed-tensors checkpoint is better named by its `FP8`
+    id than by its method), else from the checkpoint's quantization_config.
     """
     quant = spec.quantization
     names = [quant.method] if quant is not None else []
@@ -79,8 +79,9 @@ def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
         for pattern, bits in _WEIGHT_BITS:
             found = pattern.search(text.lower())
             if found:
-                stated = quant.weight_bits if quant is not None and quant.weight_bits else bits
-                return float(stated), found.group(0).upper()
+                # The format's nominal bits: a plan that took Q4_K_M (4.85 bits a weight) for
+                # its cache wrote 4 bits, not 4.85.
+                return float(bits), found.group(0).upper()
     if quant is not None and quant.weight_bits:
         return quant.weight_bits, quant.method.upper()
     return None

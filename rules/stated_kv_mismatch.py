@@ -145,7 +145,7 @@ class StatedKvMismatch(Rule):
         weights = _stated.weight_bits(dep, spec)
         if assumed.quantised and not actual.quantised and weights is not None:
             return  # KV201: the plan's cache follows the quantised weights
-        setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
+        setting = n.cache_setting(dep)
         right = _stated.per_token(kv)
         wrong = _stated.per_token(_stated.at(kv, assumed))
         message = (

@@ -77,7 +77,7 @@ class WeightQuantAsCacheQuant(Rule):
             return
         weights = _stated.weight_bits(dep, spec)
         label = f" ({_stated.weight_label(weights)})" if weights else ""
-        setting = dep.kv_cache_dtype.value if dep.kv_cache_dtype else "auto"
+        setting = n.cache_setting(dep)
         eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
         claim = dep.claims.kv_cache_dtype
         assumed = _stated.claimed_dtype(dep, spec)
