@@ -32,9 +32,12 @@ def engine_of(root: Node) -> str | None:
         return None
     engine = "sglang" if _SGLANG_ONLY.intersection(keys) else "vllm"
     spec = ENGINES[engine].spec
-    known = sum(1 for key in keys if spec.canonical("--" + key) is not None)
-    # Most keys must be real flags, so an arbitrary YAML file is not taken for a config.
-    if known >= max(1, (len(keys) * 2 + 2) // 3):
+    names = [spec.canonical("--" + key) for key in keys]
+    known = sum(1 for name in names if name is not None)
+    # Most keys must be real flags, and one must be a setting kvlint checks (not only `model`,
+    # `host`, `port`), so an application's own config is not taken for an engine's.
+    relevant = any(name in spec.settings and name != spec.model_flag for name in names)
+    if relevant and known >= max(1, (len(keys) * 2 + 2) // 3):
         return engine
     return None
 
