@@ -41,43 +41,30 @@ class EnginePoolBelowFirstPrinciples(Rule):
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: gemma-3
+    metadata: {name: gemma-3}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:latest
-          args:
-            - --model=google/gemma-3-27b-it
-            - --max-model-len=32768
-            - --max-num-batched-tokens=1024
-            - --disable-hybrid-kv-cache-manager
-          resources:
-            limits:
-              nvidia.com/gpu: 1
+          args: [--model=google/gemma-3-27b-it, --max-model-len=32768,
+                 --max-num-batched-tokens=1024, --disable-hybrid-kv-cache-manager]
+          resources: {limits: {nvidia.com/gpu: 1}}
     ```
 
     Use instead:
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: gemma-3
+    metadata: {name: gemma-3}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:latest
-          args:
-            - --model=google/gemma-3-27b-it
-            - --max-model-len=32768
-            - --max-num-batched-tokens=1024
-          resources:
-            limits:
-              nvidia.com/gpu: 1
+          args: [--model=google/gemma-3-27b-it, --max-model-len=32768,
+                 --max-num-batched-tokens=1024]
+          resources: {limits: {nvidia.com/gpu: 1}}
     ```
 
     ## Fix safety

@@ -31,44 +31,30 @@ class MaxModelLenExceedsKvPool(Rule):
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-70b
+    metadata: {name: llama-70b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-70B-Instruct
-            - --tensor-parallel-size=2
-            - --max-model-len=131072
-            - --gpu-memory-utilization=0.95
-          resources:
-            limits:
-              nvidia.com/gpu: 2
+          args: [--model=meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size=2,
+                 --max-model-len=131072, --gpu-memory-utilization=0.95]
+          resources: {limits: {nvidia.com/gpu: 2}}
     ```
 
     Use instead:
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-70b
+    metadata: {name: llama-70b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-70B-Instruct
-            - --tensor-parallel-size=2
-            - --max-model-len=16384
-            - --gpu-memory-utilization=0.95
-          resources:
-            limits:
-              nvidia.com/gpu: 2
+          args: [--model=meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size=2,
+                 --max-model-len=16384, --gpu-memory-utilization=0.95]
+          resources: {limits: {nvidia.com/gpu: 2}}
     ```
 
     ## Fix safety

@@ -37,44 +37,30 @@ class MaxNumSeqsOverKvBudget(Rule):
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-70b
+    metadata: {name: llama-70b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-70B-Instruct
-            - --tensor-parallel-size=4
-            - --max-model-len=32768
-            - --max-num-seqs=256
-          resources:
-            limits:
-              nvidia.com/gpu: 4
+          args: [--model=meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size=4,
+                 --max-model-len=32768, --max-num-seqs=256]
+          resources: {limits: {nvidia.com/gpu: 4}}
     ```
 
     Use instead:
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-70b
+    metadata: {name: llama-70b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-70B-Instruct
-            - --tensor-parallel-size=4
-            - --max-model-len=32768
-            - --max-num-seqs=14
-          resources:
-            limits:
-              nvidia.com/gpu: 4
+          args: [--model=meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size=4,
+                 --max-model-len=32768, --max-num-seqs=14]
+          resources: {limits: {nvidia.com/gpu: 4}}
     ```
 
     ## Fix safety

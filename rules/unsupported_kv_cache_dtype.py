@@ -13,38 +13,10 @@ from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
 from kvlint.sizing import Sizing
 
+from . import _engine_dtypes
 from . import _numbers as n
 from . import _stated
 
-# vllm/config/cache.py CacheDType, 0.11.0 and 0.33.0 (research/engines.md 1f).
-_VLLM_011: tuple[str, ...] = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
-_VLLM_CURRENT: tuple[str, ...] = (
-    *_VLLM_011,
-    *("float16", "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc"),
-    *("turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3"),
-    *("octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head"),
-    *("fp8_per_token_head", "nvfp4", "nvfp4_4over6"),
-)
-_ALLOWED: dict[str, tuple[str, ...]] = {
-    # sglang/srt/arg_groups/fields/model.py (0.5.23)
-    "sglang": (
-        "auto",
-        "fp8_e5m2",
-        "fp8_e4m3",
-        "mxfp8",
-        "bf16",
-        "bfloat16",
-        "nvfp4",
-        "fp4_mx_block16",
-    ),
-    # llama.cpp common/arg.cpp kv_cache_types; anything else: "Unsupported cache type"
-    "llamacpp": ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"),
-    # TGI launcher --kv-cache-dtype (db931fcf): only the two fp8 formats
-    "tgi": ("fp8_e4m3fn", "fp8_e5m2"),
-    # Ollama OLLAMA_KV_CACHE_TYPE
-    "ollama": ("f16", "q8_0", "q4_0"),
-}
-_QUANTISED_TYPES = ("q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 _OFF = ("off", "false", "0", "no", "disabled")
 
 
@@ -66,40 +38,28 @@ class UnsupportedKvCacheDtype(Rule):
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-8b
+    metadata: {name: llama-8b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-a100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-a100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-8B-Instruct
-            - --kv-cache-dtype=fp8
-          resources:
-            limits:
-              nvidia.com/gpu: 1
+          args: [--model=meta-llama/Llama-3.1-8B-Instruct, --kv-cache-dtype=fp8]
+          resources: {limits: {nvidia.com/gpu: 1}}
     ```
 
     Use instead:
     ```yaml
     apiVersion: v1
     kind: Pod
-    metadata:
-      name: llama-8b
+    metadata: {name: llama-8b}
     spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-a100-80gb
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-a100-80gb}
       containers:
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
-          args:
-            - --model=meta-llama/Llama-3.1-8B-Instruct
-            - --kv-cache-dtype=auto
-          resources:
-            limits:
-              nvidia.com/gpu: 1
+          args: [--model=meta-llama/Llama-3.1-8B-Instruct, --kv-cache-dtype=auto]
+          resources: {limits: {nvidia.com/gpu: 1}}
     ```
 
     ## Fix safety
@@ -130,10 +90,14 @@ class UnsupportedKvCacheDtype(Rule):
         if engine == "vllm":
             release = n.version(dep)
             old = release is not None and release < (0, 12)
-            allowed = _VLLM_011 if old and text != "float16" else _VLLM_CURRENT
+            allowed = (
+                _engine_dtypes.VLLM_011
+                if old and text != "float16"
+                else _engine_dtypes.VLLM_CURRENT
+            )
             label = f"vLLM {'.'.join(map(str, release))}" if release else "vLLM"
-        elif engine in _ALLOWED:
-            allowed, label = _ALLOWED[engine], n.engine_name(dep)
+        elif engine in _engine_dtypes.ALLOWED:
+            allowed, label = _engine_dtypes.ALLOWED[engine], n.engine_name(dep)
         else:
             return
         if text in allowed:
@@ -186,7 +150,10 @@ class UnsupportedKvCacheDtype(Rule):
                 'llama.cpp refuses to create the context ("quantized V cache requires '
                 'flash_attn to be enabled")'
             )
-        if v_type is None or str(v_type.value).strip().lower() not in _QUANTISED_TYPES:
+        if (
+            v_type is None
+            or str(v_type.value).strip().lower() not in _engine_dtypes.QUANTISED_TYPES
+        ):
             return
         field = "kv_cache_dtype" if dep.engine.value == "ollama" else "kv_cache_dtype_v"
         message = (
