@@ -210,6 +210,39 @@ def test_fail_on_error_passes_a_warning_and_args_reach_check(project: Path, tmp_
     assert (code, stdout) == (0, "")
 
 
+# What pip prints when it cannot reach the index: then the install test is skipped, not failed.
+_UNREACHABLE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Temporary failure in name "
+    r"resolution|Network is unreachable|ConnectTimeoutError|ReadTimeoutError|ProxyError"
+)
+
+
+@pytest.mark.network
+def test_install_step_then_run_step_as_on_a_runner(project: Path, tmp_path: Path) -> None:
+    """Both steps as a runner runs them: a fresh virtual environment with kvlint installed
+    from the action's own checkout (an empty `version`), then the run step with that kvlint."""
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.pop("PYTHONPATH", None)
+    env.update(KVLINT_VENV=str(venv), RUNNER_TEMP=str(tmp_path), INPUT_VERSION="")
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "install"], cwd=project, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0 and _UNREACHABLE.search(done.stdout + done.stderr):
+        pytest.skip(f"the package registry cannot be reached:\n{done.stderr[-2000:]}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.fullmatch(r"kvlint \d+\.\d+\.\d+\S*\n", done.stdout), done.stdout
+
+    env.update(INPUT_PATHS="deploy", INPUT_SARIF_FILE="", INPUT_SUMMARY="false")
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "run"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith(
+        "::warning file=deploy/llama.yaml,line=21,col=30,endColumn=33,title=KV301::"
+    ), done.stdout
+
+
 def test_bad_input_is_one_annotation_and_exit_2(project: Path, tmp_path: Path) -> None:
     summary = tmp_path / "s.md"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
