@@ -38,25 +38,32 @@ GPU_LABELS = (
     "karpenter.k8s.aws/instance-gpu-name",
     "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type",
-    "karpenter.k8s.aws/instance-family",
 )
-# NVIDIA Dynamo's own dynamo.vllm flags (components/src/dynamo/vllm/args.py).
-DYNAMO_FLAGS = frozenset(
-    {
-        "--is-prefill-worker",
-        "--is-decode-worker",
-        "--connector",
-        "--endpoint",
-        "--migration-limit",
-        "--dyn-tool-call-parser",
-        "--dyn-reasoning-parser",
-        "--custom-jinja-template",
-        "--store-kv",
-        "--request-plane",
-        "--event-plane",
-        "--use-vllm-tokenizer",
-    }
-)
+# NVIDIA Dynamo's own dynamo.vllm flags (components/src/dynamo/vllm/args.py ``parse_args``),
+# removed before vLLM reads the rest: flag -> whether it takes values.
+DYNAMO_FLAGS = {
+    "--is-prefill-worker": False,
+    "--is-decode-worker": False,
+    "--disaggregation-mode": True,
+    "--migration-limit": True,
+    "--connector": True,  # nargs="*"
+    "--dyn-tool-call-parser": True,
+    "--dyn-reasoning-parser": True,
+    "--dyn-endpoint-types": True,
+    "--custom-jinja-template": True,
+    "--multimodal-processor": False,
+    "--multimodal-encode-worker": False,
+    "--multimodal-worker": False,
+    "--multimodal-decode-worker": False,
+    "--multimodal-encode-prefill-worker": False,
+    "--enable-multimodal": False,
+    "--mm-prompt-template": True,
+    "--store-kv": True,
+    "--request-plane": True,
+    "--use-vllm-tokenizer": False,
+    "--dump-config-to": True,
+    "--endpoint": True,
+}
 
 
 @dataclass
@@ -226,10 +233,9 @@ def container_deployment(
         if token is not None and token.node is not None:
             engine.apply_args(dep, words(token.node))
     if invocation is not None:
-        extra = DYNAMO_FLAGS if invocation.launcher.startswith("dynamo.") else frozenset()
         tokens = [substitute(t, env, shell=t.aligner is not None) for t in invocation.args]
-        if extra:
-            tokens = _drop_flags(tokens, extra)
+        if invocation.launcher.startswith("dynamo."):
+            tokens = _drop_flags(tokens, DYNAMO_FLAGS)
         engine.apply_args(dep, tokens)
     dep.gpu_count = gpu_from_resources(container.get("resources"), problems)
     if pod is not None:
@@ -242,13 +248,14 @@ def _program(command: list[Token]) -> str:
     return command[0].text if command else "?"
 
 
-def _drop_flags(tokens: list[Token], flags: frozenset[str]) -> list[Token]:
+def _drop_flags(tokens: list[Token], flags: dict[str, bool]) -> list[Token]:
     """Remove a wrapper's own flags (and their values) before the engine reads the rest."""
     out: list[Token] = []
     skipping = False
     for token in tokens:
-        if token.text.partition("=")[0] in flags:
-            skipping = "=" not in token.text
+        name, eq, _ = token.text.partition("=")
+        if name in flags:
+            skipping = flags[name] and not eq
             continue
         if skipping and not token.text.startswith("-"):
             continue
