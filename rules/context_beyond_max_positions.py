@@ -84,7 +84,11 @@ class ContextBeyondMaxPositions(Rule):
         )
         key = spec.max_length_key or "max_position_embeddings"
         base = spec.max_position_embeddings or 2048
-        origin = f"{key}={base}" + (f" with {scaled_by}" if scaled_by else "")
+        origin = f"{key}={base}"
+        if scaled_by:
+            # llama3 / yarn / longrope factors are already in the length (vLLM's
+            # _get_and_verify_max_len leaves them out); linear / dynamic ones multiply it.
+            origin += f" x {scaled_by}" if derived != base else f", which {scaled_by} leaves as is"
         if n.explicit(dep.max_model_len) and dep.max_model_len is not None:
             yield from self._length(dep, spec, dep.max_model_len, derived, origin)
         claim = dep.claims.context
@@ -115,7 +119,9 @@ class ContextBeyondMaxPositions(Rule):
             spec = dataclasses.replace(spec, rope_scaling=rope)
         scale = spec.rope_scaling
         label = (
-            f"`{scale.rope_type}` RoPE factor {scale.factor:g}" if scale and scale.factor else ""
+            f"the `{scale.rope_type}` RoPE factor {scale.factor:g}"
+            if scale and scale.factor
+            else ""
         )
         return spec, label
 

@@ -41,11 +41,22 @@ def test_yarn_on_vllm_011_extends() -> None:
     assert problems(ContextBeyondMaxPositions, dep, Q7) == []
 
 
+def test_linear_scaling_multiplies() -> None:
+    rope = {"rope_type": "linear", "factor": 2.0}
+    [p] = problems(
+        ContextBeyondMaxPositions, deployment(max_model_len=131072, rope_scaling=rope), Q7
+    )
+    assert (
+        "derived maximum 65536 (max_position_embeddings=32768 x the `linear` RoPE factor 2)"
+        in p.message
+    )
+
+
 def test_claimed_context_past_llama3_scaling() -> None:
     l70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
     [p] = problems(ContextBeyondMaxPositions, deployment(claims={"context": 262144}), l70)
     assert p.message == (
         "`context` 262144 is beyond the 131072 positions Llama-3.1-70B-Instruct supports "
-        "(max_position_embeddings=131072 with `llama3` RoPE factor 8), and no RoPE scaling in "
-        "the config or the settings extends it"
+        "(max_position_embeddings=131072, which the `llama3` RoPE factor 8 leaves as is), and no "
+        "RoPE scaling in the config or the settings extends it"
     )
