@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
 
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
 from kvlint.model.spec import ModelSpec
 
 
@@ -22,6 +25,9 @@ class Sizing:
     gpu: GpuSpec | None
     engine: EngineEstimate | None
     missing: tuple[str, ...] = ()
+    # The engine's values for settings the files leave unset, keyed by Deployment field, each a
+    # Sourced(default=True) at the deployment's span: what a message cites as "the default".
+    defaults: dict[str, Sourced[Any]] = field(default_factory=dict)
 
 
 def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
@@ -51,7 +57,12 @@ def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
     for fact in engine.missing:
         if fact not in missing and not (fact == "GPU type" and gpu is None):
             missing.append(fact)
-    return Sizing(spec=spec, kv=kv, gpu=gpu, engine=engine, missing=tuple(missing))
+    defaults: dict[str, Sourced[Any]] = {
+        name: Sourced(value, dep.span, default=True) for name, value in engine.defaults
+    }
+    return Sizing(
+        spec=spec, kv=kv, gpu=gpu, engine=engine, missing=tuple(missing), defaults=defaults
+    )
 
 
 def _first_principles(dep: Deployment, spec: ModelSpec) -> KvSize | None:

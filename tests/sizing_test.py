@@ -42,3 +42,25 @@ def test_no_model() -> None:
     sizing = size(deployment(gpu="L4"), None)
     assert sizing.engine is None and sizing.kv is None
     assert sizing.missing == ("model config",)
+
+
+def test_defaults_are_recorded_as_sourced_defaults() -> None:
+    dep = deployment(gpu="H100", engine_version="0.11.0", max_model_len=8192)
+    sizing = size(dep, dense())
+    assert sizing.defaults["memory_fraction"].value == 0.9
+    assert sizing.defaults["memory_fraction"].default is True
+    assert sizing.defaults["memory_fraction"].span == dep.span
+    assert sizing.defaults["max_num_seqs"].value == 1024  # >= 70 GiB, not an A100
+    assert sizing.defaults["max_num_batched_tokens"].value == 8192
+    assert "max_model_len" not in sizing.defaults  # the file states it
+    assert "engine_version" not in sizing.defaults
+    newest = size(deployment(gpu="L4"), dense())
+    assert newest.defaults["engine_version"].value == "0.33.0"
+    assert newest.defaults["max_model_len"].value == 131072
+
+
+def test_llamacpp_defaults() -> None:
+    sizing = size(deployment("llamacpp", max_model_len=8192), dense())
+    assert sizing.defaults["max_num_seqs"].value == 4  # -np auto
+    assert sizing.defaults["kv_cache_dtype"].value == "f16"
+    assert "max_model_len" not in sizing.defaults

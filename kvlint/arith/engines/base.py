@@ -37,5 +37,8 @@ class EngineEstimate:
     first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
     error: str | None = None  # the engine's own error text when it would refuse
     kv_buffer_bytes: int | None = None  # llama.cpp / Ollama: the KV buffers, all devices
+    # Settings the files leave unset, as the engine fills them: (Deployment field, value), e.g.
+    # ("max_num_seqs", 256). kvlint.sizing.size turns them into Sourced(default=True) values.
+    defaults: tuple[tuple[str, object], ...] = ()
     missing: tuple[str, ...] = ()  # facts the files do not give ("GPU type", ...)
     notes: tuple[str, ...] = field(default=())  # what decided the outcome (defaults used, ...)

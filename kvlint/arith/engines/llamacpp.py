@@ -182,6 +182,7 @@ def estimate_with(
     notes: list[str],
     auto_fit: bool = True,
     layers_pinned: bool = False,
+    defaults: tuple[tuple[str, object], ...] = (),
 ) -> EngineEstimate:
     """The cache llama.cpp allocates, and whether it fits beside the weights on ``gpu``.
 
@@ -277,6 +278,10 @@ def estimate_with(
         error=error,
         kv_buffer_bytes=total_kv,
         notes=tuple(notes),
+        defaults=tuple(
+            (name, s.n_ctx if name == "max_model_len" and s.ctx_defaulted else value)
+            for name, value in defaults
+        ),
     )
 
 
@@ -294,6 +299,15 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         flash_attention=val(dep.flash_attention),
     )
     notes = [f"llama.cpp {version}" + ("" if dep.engine_version else " (newest known)")]
+    filled: list[tuple[str, object]] = []
+    if dep.engine_version is None:
+        filled.append(("engine_version", version))
+    if not val(dep.max_model_len):
+        filled.append(("max_model_len", s.n_ctx))
+    if val(dep.max_num_seqs) is None or (val(dep.max_num_seqs) or 0) < 0:
+        filled.append(("max_num_seqs", s.n_parallel))
+    if dep.kv_cache_dtype is None:
+        filled.append(("kv_cache_dtype", "f16"))
     return estimate_with(
         spec,
         s,
@@ -305,4 +319,5 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         notes=notes,
         auto_fit=D.llamacpp_auto_fit(val(dep.engine_version)),
         layers_pinned=dep.n_gpu_layers is not None,
+        defaults=tuple(filled),
     )

@@ -44,6 +44,15 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
             f"OLLAMA_KV_CACHE_TYPE {cache_type} needs OLLAMA_FLASH_ATTENTION=1: Ollama uses f16"
         )
         cache_type = "f16"
+    filled: list[tuple[str, object]] = []
+    if dep.engine_version is None:
+        filled.append(("engine_version", version))
+    if not val(dep.max_model_len):
+        filled.append(("max_model_len", num_ctx))
+    if not val(dep.max_num_seqs):
+        filled.append(("max_num_seqs", num_parallel))
+    if dep.kv_cache_dtype is None:
+        filled.append(("kv_cache_dtype", cache_type))
     s = settings_for(
         spec,
         n_ctx=num_ctx * num_parallel,
@@ -67,4 +76,5 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         # num_ctx (it is always set), so only the offload applies.
         auto_fit=True,
         layers_pinned=False,
+        defaults=tuple(filled),
     )

@@ -109,7 +109,15 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     weights = weight_bytes_per_gpu(
         spec, tp=tp, pp=pp, stage=0, quantization=val(dep.quantization), dtype=val(dep.dtype)
     )
+    filled: list[tuple[str, object]] = []
+    if dep.engine_version is None:
+        filled.append(("engine_version", version))
+    if not val(dep.max_model_len):
+        filled.append(("max_model_len", context))
+    if dep.memory_fraction is None:
+        filled.append(("memory_fraction", mfs))
     base = EngineEstimate(
+        defaults=tuple(filled),
         engine="sglang",
         version=version,
         max_model_len=context,
@@ -165,6 +173,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     if running is None:
         running = min(estimated, tokens // 2)
         notes.append(f"default max_running_requests {running}")
+        filled.append(("max_num_seqs", running))
     elif running > tokens // 2:
         notes.append(
             f"max_running_requests was reduced from the requested {running} to {tokens // 2} "
@@ -187,4 +196,5 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         needed_bytes_one_sequence=round(cell * context),
         first_principles_tokens=first,
         notes=tuple(notes),
+        defaults=tuple(filled),
     )

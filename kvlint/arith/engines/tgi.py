@@ -59,7 +59,13 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         spec, tp=shards, quantization=val(dep.quantization), dtype=val(dep.dtype)
     )
     positions = spec.max_position_embeddings or 4096
+    filled: list[tuple[str, object]] = []
+    if dep.engine_version is None:
+        filled.append(("engine_version", version))
+    if dep.memory_fraction is None:
+        filled.append(("memory_fraction", fraction))
     base = EngineEstimate(
+        defaults=tuple(filled),
         engine="tgi",
         version=version,
         max_model_len=val(dep.max_model_len) or positions,
@@ -80,6 +86,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     if max_total is None:
         max_total = min(inferred, positions)
         notes.append(f"default max_total_tokens {max_total} (min of the budget and the model)")
+        filled.append(("max_model_len", max_total))
     user_batch = setting(dep.settings, "max-batch-total-tokens")
     if isinstance(user_batch, int):
         notes.append(
@@ -109,4 +116,5 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         first_principles_tokens=first,
         error=error,
         notes=tuple(notes),
+        defaults=tuple(filled),
     )

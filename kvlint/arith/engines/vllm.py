@@ -168,6 +168,26 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
     )
 
 
+def _defaults(dep: Deployment, s: VllmSettings) -> tuple[tuple[str, object], ...]:
+    """The settings ``dep`` leaves unset, as vLLM fills them."""
+    filled: list[tuple[str, object]] = []
+    if dep.engine_version is None:
+        filled.append(("engine_version", D.version_label(s.version)))
+    if dep.max_model_len is None or dep.max_model_len.value <= 0 or s.auto_max_model_len:
+        filled.append(("max_model_len", s.max_model_len))
+    if dep.memory_fraction is None and s.kv_cache_memory_bytes is None:
+        filled.append(("memory_fraction", s.gpu_memory_utilization))
+    if dep.max_num_seqs is None:
+        filled.append(("max_num_seqs", s.max_num_seqs))
+    if dep.max_num_batched_tokens is None:
+        filled.append(("max_num_batched_tokens", s.max_num_batched_tokens))
+    if dep.kv_cache_dtype is None:
+        filled.append(("kv_cache_dtype", s.cache_dtype))
+    if dep.block_size is None:
+        filled.append(("block_size", s.block_size))
+    return tuple(filled)
+
+
 def _eager_setting(dep: Deployment) -> bool:
     return bool(setting(dep.settings, "enforce-eager"))
 
@@ -298,6 +318,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         version=version,
         max_model_len=s.max_model_len,
         block_size=layouts[-1].block_size if layouts else s.block_size,
+        defaults=_defaults(dep, s),
     )
     if s.max_model_len > s.derived_max_model_len and not s.allow_long:
         return replace(
@@ -404,7 +425,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
                 f"available KV cache memory ({_fmt_gib(avail)} GiB)"
             )
             s = replace(s, max_model_len=fitted)
-            base = replace(base, max_model_len=fitted)
+            base = replace(base, max_model_len=fitted, defaults=_defaults(dep, s))
         else:
             fits = False
             error = (
