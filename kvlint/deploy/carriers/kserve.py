@@ -22,8 +22,8 @@ from kvlint.source.nodes import Scalar
 NAME = "kserve"
 
 _KINDS = ("InferenceService", "ServingRuntime", "ClusterServingRuntime", "LLMInferenceService")
-# The Hugging Face server's own flags (kserve python/huggingfaceserver/__main__.py); the rest
-# of its argv goes to vLLM.
+# The Hugging Face server's own flags (kserve python/huggingfaceserver/huggingfaceserver/
+# __main__.py and kserve.model_server's parser); the rest of its argv goes to vLLM.
 _HF_SERVER_FLAGS = frozenset(
     {
         "--model_name",
@@ -35,13 +35,21 @@ _HF_SERVER_FLAGS = frozenset(
         "--task",
         "--disable_lower_case",
         "--disable_special_tokens",
+        "--tensor_input_names",
         "--return_probabilities",
         "--return_token_type_ids",
-        "--return_raw_logits",
         "--max_length",
+        "--max_log_len",
+        "--predictor_host",
         "--predictor_protocol",
+        "--predictor_use_ssl",
+        "--predictor_request_timeout_seconds",
         "--http_port",
         "--grpc_port",
+        "--workers",
+        "--max_threads",
+        "--configure_logging",
+        "--log_config_file",
     }
 )
 
@@ -100,12 +108,20 @@ def _inference_service(spec: Mapping, label: str, ctx: Context) -> list[Deployme
     engine = ENGINES["vllm"]
     own = [t for t in tokens if t.text.partition("=")[0] in _HF_SERVER_FLAGS]
     rest = [t for t in tokens if t.text.partition("=")[0] not in _HF_SERVER_FLAGS]
+    # The server reads its argv with parse_known_args: a flag neither it nor vLLM knows is
+    # dropped silently rather than refused, so it is kept in `unknown_flags`, not reported.
+    before = len(dep.problems)
     engine.apply_args(dep, rest)
+    dep.problems[before:] = [p for p in dep.problems[before:] if p.code != "KV501"]
     for token in own:
         flag, _, value = token.text.partition("=")
-        if flag == "--model_id" and value:
-            tail = token.tail(len(flag) + 1)
+        if not value:
+            continue
+        tail = token.tail(len(flag) + 1)
+        if flag == "--model_id":
             dep.model = Sourced(tail.text, tail.span, tail.raw)
+        elif flag == "--max_length":  # dest="max_model_len" in the server's parser
+            engine.set(dep, "max-model-len", tail.text, tail, spelled=flag)
     storage = model.scalar("storageUri")
     if dep.model is None and storage is not None and storage.text.startswith("hf://"):
         tail = Token(storage.text, storage).tail(5)

@@ -124,3 +124,19 @@ def test_unknown_serving_resource_is_reported_once() -> None:
     assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
         ("KV905", "m.yaml:6:11", "Model/whisper: engine `FasterWhisper` is not one kvlint reads")
     ]
+
+
+def test_kserve_runtime_reads_max_length_and_ignores_unknown_flags() -> None:
+    text = (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: t5}\n"
+        "spec:\n  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
+        "      storageUri: hf://Qwen/Qwen2.5-0.5B-Instruct\n"
+        "      args: [--model_name=qwen, --max_length=2048, --no-such-flag=1]\n"
+    )
+    result = load_text(text, display="i.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.model is not None and dep.model.value == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert dep.max_model_len is not None
+    assert (dep.max_model_len.value, dep.max_model_len.span.location()) == (2048, "i.yaml:9:46")
+    assert [u.value for u in dep.unknown_flags] == ["--no-such-flag=1"]
