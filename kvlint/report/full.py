@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TextIO
@@ -27,6 +28,20 @@ STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.
 # they bring no numbers of their own; an unknown flag or an unreadable file does not.
 ARITHMETIC = ("KV1", "KV2", "KV3", "KV4")
 CONTEXT_LINES = 1  # lines shown above and below the offending one (ruff shows a few more)
+
+
+# C0 controls become their Unicode "control pictures" (ESC -> U+241B) and C1 controls U+FFFD:
+# one column each, so carets stay aligned, and a hostile file cannot send escape sequences
+# to the terminal through a code frame or a message quoting it (rich strips only a few).
+_PICTURES = {i: chr(0x2400 + i) for i in range(0x20) if i != 0x09}
+_PICTURES[0x7F] = "\u2421"
+_PICTURES.update({i: "\ufffd" for i in range(0x80, 0xA0)})
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+MAX_FRAME_BYTES = 4 * 1024 * 1024  # a larger file still gets its findings, without frames
+
+
+def printable(text: str) -> str:
+    return text.translate(_PICTURES)
 
 
 def make_console(stream: TextIO, color: bool) -> Console:
@@ -64,7 +79,7 @@ def code_frame(lines: list[str], finding: Finding) -> Text | None:
     frame = Text()
     frame.append(gutter + "\n", style="blue")
     for number in range(first, last + 1):
-        text = lines[number - 1].rstrip("\r\n").expandtabs(1)
+        text = printable(lines[number - 1].rstrip("\r\n").expandtabs(1))
         frame.append(f"{number:>{width}} | ", style="blue")
         frame.append(text + "\n")
         if number == span.line:
@@ -129,20 +144,25 @@ class FullReporter(Reporter):
         """The file's lines, read once; the report goes on without a frame if it cannot."""
         if path not in self._sources:
             try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
+                file = Path(path)
+                if file.stat().st_size > MAX_FRAME_BYTES:
+                    raise ValueError("too large to frame")
+                text = file.read_text(encoding="utf-8", errors="replace")
             except (OSError, ValueError):
                 self._sources[path] = None
             else:
-                self._sources[path] = text.splitlines()
+                # YAML's line breaks only: str.splitlines() would also break at form feeds and
+                # \x1c-\x1e, numbering lines differently from the spans.
+                self._sources[path] = _LINE_BREAK.split(text)
         return self._sources[path]
 
     def _render(self, finding: Finding) -> None:
         head = Text()
-        head.append(finding.span.location(), style="bold")
+        head.append(printable(finding.span.location()), style="bold")
         head.append(": ")
         head.append(finding.code, style=STYLES[finding.severity])
         head.append(f" [{finding.severity}] ", style=STYLES[finding.severity])
-        head.append(finding.message)
+        head.append(printable(finding.message))
         self.console.print(head)
         lines = self._lines(finding.span.path)
         frame = code_frame(lines, finding) if lines is not None else None
@@ -152,14 +172,14 @@ class FullReporter(Reporter):
             fix = Text()
             fix.append("  = ", style="blue")
             fix.append("fix: ", style="bold")
-            fix.append(finding.fix.title)
+            fix.append(printable(finding.fix.title))
             self.console.print(fix)
         rows = list(finding.numbers)
         owner = self._owner.get(finding)
         if not rows and owner is not None and finding.code.startswith(ARITHMETIC):
             rows = number_rows(deployment_figures(owner))
         if rows:
-            self.console.print(numbers_table(rows))
+            self.console.print(numbers_table([(printable(a), printable(b)) for a, b in rows]))
         self.console.print()
 
     def _statistics(self, summary: Summary) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -142,3 +143,25 @@ def test_caret_under_the_value(span: Span, caret: str) -> None:
 def test_no_frame_for_a_line_outside_the_file() -> None:
     assert code_frame(["x: 1"], KV301._replace(span=Span("a", 5, 1))) is None
     assert code_frame([], KV301._replace(span=Span("a", 0, 1))) is None
+
+
+def test_control_characters_never_reach_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A form feed must not shift the line numbers; an escape sequence must not be sent.
+    text = "a: 1\x0c\nmax-num-seqs: 256 # \x1b]0;owned\x07\x1b[2J\n"
+    (tmp_path / "deploy.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    stream = io.StringIO()
+    reporter = FullReporter(stream, ReportOptions(color=True))
+    finding = KV301._replace(
+        span=Span("deploy.yaml", 2, 15), message="value `\x1b[31m256`", fix=None
+    )
+    reporter.finding(finding)
+    reporter.finish(summary({"error": 1}))
+    out = stream.getvalue()
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # rich's own styling, nothing else
+    assert "\x1b" not in plain and "\x07" not in plain
+    assert "value `\u241b[31m256`" in plain
+    assert "1 | a: 1\u240c\n2 | max-num-seqs: 256 # \u241b]0;owned\u2407\u241b[2J\n" in plain
+    assert "  |               ^^^ KV301" in plain
