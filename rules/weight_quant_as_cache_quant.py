@@ -19,7 +19,7 @@ class WeightQuantAsCacheQuant(Rule):
     """## What it does
     Checks for a cache assumed to shrink with the weights. It reports a plan whose cache figures
     assume the cache is stored at the weights' precision (AWQ, GPTQ, INT4, FP8 weights, GGUF
-    Q4_K_M ...) while the cache is left at `auto` / `f16`, and for a weight-quantisation name
+    Q4_K_M ...) while the cache is left at `auto` / `f16`, and a weight-quantisation name
     given as a cache dtype.
 
     ## Why is this bad?
