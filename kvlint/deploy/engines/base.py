@@ -44,6 +44,31 @@ class EngineSpec:
     negatable: bool = False  # bool flags take --no-<name>
     model_flag: str = "model"  # the canonical flag that names the model
     abbrev: bool = False  # argparse's allow_abbrev: a unique prefix names the option
+    releases_read: tuple[str, ...] = ()  # releases whose flags were read, oldest first
+    first_seen: Mapping[str, str] = field(default_factory=dict)  # flag -> first release read
+    last_seen: Mapping[str, str] = field(default_factory=dict)  # flag -> last release read
+
+    def absent_in(self, name: str, version: str) -> str | None:
+        """Why ``--name`` is not a flag of ``version`` (from the releases read), else None.
+
+        A flag last seen in release L is gone from every release from the next one read; a
+        flag first seen in F is missing from every release up to the one read before F.
+        """
+        current = _version_tuple(version)
+        if current is None or not self.releases_read:
+            return None
+        releases = list(self.releases_read)
+        last = self.last_seen.get(name)
+        if last is not None:
+            gone = releases[releases.index(last) + 1]
+            if current >= _version_tuple(gone):  # type: ignore[operator]
+                return f"removed after {last} (absent from {gone})"
+        first = self.first_seen.get(name)
+        if first is not None:
+            before = releases[releases.index(first) - 1]
+            if current <= _version_tuple(before):  # type: ignore[operator]
+                return f"added after {before} (present from {first})"
+        return None
 
     def canonical(self, spelled: str) -> str | None:
         """The canonical name of ``--max_num_seqs``/``-tp``/``ctx-size``, or None if unknown."""
@@ -94,6 +119,17 @@ class Parsed:
     positionals: list[Token] = field(default_factory=list)
     unknown: list[Token] = field(default_factory=list)
     abbreviated: list[tuple[Token, str]] = field(default_factory=list)  # (token, expanded name)
+
+
+def _version_tuple(version: str) -> tuple[int, ...] | None:
+    parts = version.lstrip("v").split("+")[0].split(".")
+    numbers: list[int] = []
+    for part in parts[:3]:
+        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            return None
+        numbers.append(int(digits))
+    return tuple(numbers)
 
 
 def _is_flag(text: str) -> bool:

@@ -50,8 +50,13 @@ class Engine:
         if self.positional_model and parsed.positionals:
             model = parsed.positionals[0]
             self.set(dep, self.spec.model_flag, model.text, model, spelled="model")
+        version = dep.engine_version.value if dep.engine_version is not None else None
         for name, flag, value in parsed.options:
             spelled = flag.text.partition("=")[0]
+            why = self.spec.absent_in(name, version) if version else None
+            if why is not None:
+                message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
+                dep.problems.append(InputProblem("KV501", flag.span, message, Severity.ERROR))
             if value is None:
                 if self.spec.arity(name) in ("1", "+"):
                     message = f"`{spelled}` expects a value"
@@ -86,6 +91,11 @@ class Engine:
                 dep.unknown_flags.append(Sourced(spelled, key.span, key.raw))
                 dep.problems.append(unknown_flag_problem(self.spec, token))
                 continue
+            version = dep.engine_version.value if dep.engine_version is not None else None
+            why = self.spec.absent_in(name, version) if version else None
+            if why is not None:
+                message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
+                dep.problems.append(InputProblem("KV501", key.span, message, Severity.ERROR))
             raw: Any
             if isinstance(value, Scalar):
                 raw = value.value if value.value is not None else ""

@@ -99,6 +99,9 @@ SPEC = EngineSpec(
     underscores=True,
     negatable=True,
     abbrev=True,
+    releases_read=vllm_flags.RELEASES_READ,
+    first_seen=vllm_flags.FIRST_SEEN,
+    last_seen=vllm_flags.LAST_SEEN,
 )
 
 ENGINE = Engine(

@@ -172,3 +172,30 @@ def test_vllm_serve_positional_model_repeated_flag_and_speculative() -> None:
     assert dep.speculative_model is not None
     assert dep.speculative_model.value == "meta-llama/Llama-3.2-1B"
     assert dep.rope_scaling is not None and dep.rope_scaling.value["factor"] == 4.0
+
+
+def test_vllm_flag_removed_before_the_image_release() -> None:
+    text = (
+        "services:\n  v:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: [--model, m, --num-scheduler-steps=8, --swap-space, '4']\n"
+    )
+    result = load_text(text, display="c.yaml")
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        (
+            "KV501",
+            "c.yaml:4:27",
+            "`--num-scheduler-steps` is not a flag of vllm 0.11.0: removed after 0.8.5 "
+            "(absent from 0.11.0)",
+        )
+    ]
+    text = "kvlint: plan/v1\nengine: vllm\nengine_version: 0.8.5\nmodel: m\n"
+    text += "settings:\n  kv-offloading-size: 8\n"
+    result = load_text(text, display="p.yaml")
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        (
+            "KV501",
+            "p.yaml:6:3",
+            "`kv-offloading-size` is not a flag of vllm 0.8.5: added after 0.11.0 "
+            "(present from 0.33.0)",
+        )
+    ]
