@@ -12,6 +12,8 @@ from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import InputProblem
 from kvlint.errors import KvlintError
 from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Sequence
 from kvlint.source.text import decode
 from kvlint.source.yaml import Document
 from kvlint.source.yaml import parse_documents
@@ -62,14 +64,42 @@ def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
 
 
 def _read_document(document: Document, ctx: Context) -> list[Deployment]:
-    root = document.root
+    inner = _wrapped(document.root)
+    if inner is not None:
+        found: list[Deployment] = []
+        for node in inner:
+            found.extend(_read_node(node, ctx, report=False))
+        return found
+    return _read_node(document.root, ctx, report=True)
+
+
+def _wrapped(root: Node) -> list[Node] | None:
+    """Documents that hold others: ``kind: List`` (kubectl output), Flux ``HelmRelease`` values,
+    Argo CD ``Application`` inline Helm values."""
+    if not isinstance(root, Mapping):
+        return None
+    kind = root.text_of("kind")
+    if kind == "List" and isinstance(root.get("items"), Sequence):
+        items = root.get("items")
+        assert isinstance(items, Sequence)
+        return list(items.items)
+    if kind == "HelmRelease":
+        values = root.dig("spec", "values")
+        return [values] if isinstance(values, Mapping) else []
+    if kind == "Application" and (root.text_of("apiVersion") or "").startswith("argoproj.io/"):
+        values = root.dig("spec", "source", "helm", "valuesObject")
+        return [values] if isinstance(values, Mapping) else []
+    return None
+
+
+def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:
     for carrier in CARRIERS.values():
         if carrier.matches(root):
             return carrier.extract(root, ctx)
-    if _is_recognised(root):
+    if _is_recognised(root) or not report:
         return []
     ctx.unrecognised(
-        document.span,
+        root.source.span(root.start, key=root.path),
         "document not recognised as a deployment (a Kubernetes manifest, compose file, "
         "Helm values, engine config or kvlint plan): nothing checked in it",
     )

@@ -43,3 +43,29 @@ def test_json_file(tmp_path: Path) -> None:
     (dep,) = load_path(path, display="vllm.json").deployments
     assert dep.max_model_len is not None
     assert (dep.max_model_len.value, dep.max_model_len.span.location()) == (8192, "vllm.json:3:19")
+
+
+def test_kubectl_list_and_flux_helm_release(tmp_path: Path) -> None:
+    listing = tmp_path / "dump.yaml"
+    listing.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: a}\n"
+        "    spec:\n      template:\n        spec:\n          containers:\n"
+        "            - {name: v, image: 'vllm/vllm-openai:v0.11.0', args: [--model, m]}\n"
+        "  - apiVersion: v1\n    kind: Service\n    metadata: {name: s}\n"
+    )
+    (dep,) = load_path(listing, display="dump.yaml").deployments
+    assert dep.name == "Deployment/a container v"
+    release = tmp_path / "release.yaml"
+    release.write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: stack}\n"
+        "spec:\n  chart: {spec: {chart: vllm-stack}}\n  values:\n    servingEngineSpec:\n"
+        "      modelSpec:\n        - name: llama\n          repository: vllm/vllm-openai\n"
+        "          tag: v0.11.0\n          modelURL: meta-llama/Llama-3.1-8B-Instruct\n"
+        "          vllmConfig: {maxModelLen: 16384}\n"
+    )
+    result = load_path(release, display="release.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.max_model_len is not None
+    assert dep.max_model_len.span.location() == "release.yaml:13:37"
