@@ -151,10 +151,11 @@ def _near(stated: float, figure: float, tolerance: float) -> bool:
 
 def contexts(context: int) -> tuple[int, ...]:
     """A context and its other reading: '32k' may mean 32,000 or 32,768 tokens."""
-    if context % 1024 == 0:
-        return (context, context // 1024 * 1000)
+    # A round thousand is read as decimal k first (128,000 is "128k", not 125 x 1024).
     if context % 1000 == 0:
         return (context, context // 1000 * 1024)
+    if context % 1024 == 0:
+        return (context, context // 1024 * 1000)
     return (context,)
 
 
