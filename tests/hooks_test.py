@@ -45,6 +45,12 @@ def test_manifest_declares_the_kvlint_hook() -> None:
     assert kvlint["entry"] == "kvlint check"
     assert kvlint["language"] == "python"
     assert kvlint["types_or"] == ["yaml", "json"]
+    # pre-commit's own manifest validation, as `pre-commit try-repo` and autoupdate do it.
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", ".pre-commit-hooks.yaml"],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _git(cwd: Path, *args: str) -> str:

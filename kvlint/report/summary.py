@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from kvlint.linter import Summary
 
 CHART_POINTS = 7  # max_model_len and six halvings: enough to see the slope, few enough to read
-MAX_FINDING_ROWS = 100  # GitHub caps a step summary at 1 MiB; a long table helps nobody anyway
+# GitHub refuses a step summary over 1 MiB; a section is about 1.5 kB, a finding row 300 B.
+MAX_FINDING_ROWS = 100
+MAX_SECTIONS = 100
 
 
 def cell(text: str) -> str:
@@ -149,8 +151,15 @@ def render_summary(
     parts = ["## kvlint", "", _verdict(summary)]
     if findings:
         parts += ["", *findings_table(sorted(findings, key=Finding.sort_key))]
-    for result in results:
+    # Deployments with findings first (in file order), so a capped summary keeps those.
+    shown = sorted(results, key=lambda r: not r.findings)[:MAX_SECTIONS]
+    for result in shown:
         parts += ["", deployment_section(result)]
+    if len(results) > len(shown):
+        parts += [
+            "",
+            f"And {counted(len(results) - len(shown), 'more deployment')}, not shown here.",
+        ]
     return "\n".join(parts) + "\n"
 
 

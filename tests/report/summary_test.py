@@ -6,7 +6,10 @@ import io
 import re
 from dataclasses import replace
 
+import pytest
+
 from kvlint.linter import DeploymentResult
+from kvlint.report import summary as summary_module
 from kvlint.report.summary import SummaryReporter
 from kvlint.report.summary import context_points
 from kvlint.report.summary import render_summary
@@ -92,3 +95,15 @@ def test_context_points() -> None:
     assert context_points(40960) == [640, 1280, 2560, 5120, 10240, 20480, 40960]
     assert context_points(3000) == [375, 750, 1500, 3000]  # stops at an odd length
     assert context_points(1) == [1]
+
+
+def test_many_deployments_are_capped_with_the_ones_with_findings_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(summary_module, "MAX_SECTIONS", 2)
+    clean = [result(f"clean{i}.yaml", findings=()) for i in range(3)]
+    found = result("found.yaml")
+    out = render_summary([*clean, found], [KV301], summary({"error": 1}, 4, 4))
+    sections = re.findall(r"^### `(.*?)`", out, re.MULTILINE)
+    assert sections == ["found.yaml", "clean0.yaml"]
+    assert out.endswith("\nAnd 2 more deployments, not shown here.\n")
