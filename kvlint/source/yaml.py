@@ -197,7 +197,8 @@ def _compose(source: SourceText, chunk: str, offset: int) -> tuple[Any, InputPro
     except backend.marked_error as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         position = _offset(source, offset, mark) if mark is not None else offset
-        return None, unreadable(source.span(position), _yaml_message(source, exc, position))
+        message = _yaml_message(source, exc, position, offset)
+        return None, unreadable(source.span(position), message)
     except backend.error as exc:
         return None, unreadable(source.span(offset), f"invalid YAML: {exc}")
     except RecursionError:
@@ -212,7 +213,9 @@ def _offset(source: SourceText, chunk_offset: int, mark: Any) -> int:
     return min(source.line_starts[line] + int(mark.column), len(source.text))
 
 
-def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
+def _yaml_message(
+    source: SourceText, exc: Any, position: int, chunk_offset: int | None = None
+) -> str:
     line, column = source.position(position)
     text = source.line_text(line)
     char = text[column - 1] if column - 1 < len(text) else ""
@@ -221,9 +224,16 @@ def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
     placeholder = _PLACEHOLDER_RE.search(text)
     if placeholder:
         return f"unfilled template placeholder `{placeholder.group()}`: render the template first"
-    problem = (exc.problem or "").strip()
-    context = (exc.context or "").strip()
-    detail = f"{context}: {problem}" if context and problem else (problem or context or str(exc))
+    problem = (getattr(exc, "problem", None) or "").strip()
+    context = (getattr(exc, "context", None) or "").strip()
+    mark = getattr(exc, "context_mark", None)
+    if context and mark is not None and chunk_offset is not None:
+        # "while parsing a flow sequence" is clearer with where that sequence starts.
+        where = source.position(_offset(source, chunk_offset, mark))
+        if where != (line, column):
+            context += f" that starts at line {where[0]}, column {where[1]}"
+    context = context.removeprefix("while ")
+    detail = f"{problem} ({context})" if context and problem else (problem or context or str(exc))
     return f"invalid YAML: {detail}"
 
 

@@ -121,12 +121,18 @@ def test_unfilled_placeholder_key() -> None:
     ]
 
 
-def test_syntax_error_position() -> None:
+@pytest.mark.parametrize("fast", [True, False])
+def test_syntax_error_position(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kvlint.source.yaml as module
+
+    if not fast:
+        monkeypatch.setattr(module, "_libyaml", lambda: None)
     _, problems = _parse("a: [1, 2\nb: 3\n")
-    assert len(problems) == 1
-    assert problems[0].code == "KV901"
-    assert problems[0].message.startswith("invalid YAML: ")
-    assert problems[0].span.line == 2
+    (problem,) = problems
+    assert (problem.code, problem.span.location()) == ("KV901", "f.yaml:2:2")
+    # libyaml says "did not find expected ',' or ']'", ruamel "expected ',' or ']', but got ':'"
+    assert problem.message.startswith("invalid YAML: ")
+    assert problem.message.endswith("(parsing a flow sequence that starts at line 1, column 4)")
 
 
 def test_json_with_tabs() -> None:
