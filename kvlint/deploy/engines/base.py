@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -287,6 +288,8 @@ def _bool(raw: Any) -> bool:
     raise ValueError(text)
 
 
+_UNRESOLVED_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
+
 # Post-processing hook of an engine: turns a setting's value into a Deployment field value
 # (e.g. vLLM's --speculative-config JSON into the draft model's name).
 FieldHook = Callable[[Deployment, str, Sourced[Any]], None]
@@ -307,7 +310,9 @@ def apply_setting(
     setting = spec.settings.get(name)
     span = where.span
     text = raw_text if raw_text is not None else where.raw
-    if setting is None:
+    if setting is None or (isinstance(raw, str) and _UNRESOLVED_RE.search(raw)):
+        # An unknown setting, or a value set at run time (`$(MAX_LEN)` from a Secret or the
+        # operator): kept as written, not typed, so no wrong-type finding on a placeholder.
         dep.settings[name] = Sourced(raw, span, text)
         return
     value, error = convert(setting, raw, spelled)

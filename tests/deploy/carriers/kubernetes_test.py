@@ -116,3 +116,19 @@ def test_other_workloads_and_objects_are_silent() -> None:
     text += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
     result = load_text(text, display="web.yaml")
     assert result.deployments == [] and result.problems == []
+
+
+def test_values_set_at_run_time_are_kept_untyped() -> None:
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - name: v\n      image: vllm/vllm-openai:v0.11.0\n"
+        "      args: [--model, $(MODEL), --max-model-len, $(MAX_LEN)]\n"
+        "      env:\n        - name: MODEL\n"
+        "          valueFrom: {configMapKeyRef: {name: c, key: model}}\n"
+    )
+    result = load_text(text, display="p.yaml")
+    assert result.problems == []  # not "expects an integer, got `$(MAX_LEN)`"
+    (dep,) = result.deployments
+    assert dep.model is None and dep.max_model_len is None
+    assert dep.settings["max-model-len"].value == "$(MAX_LEN)"
+    assert dep.settings["model"].span.location() == "p.yaml:8:23"
