@@ -14,16 +14,19 @@ from kvlint.rule import Rule
 from kvlint.sizing import Sizing
 
 from . import _numbers as n
+from . import _stated
 
-# Engines whose concurrency cap is a number of sequences drawn from one shared pool; llama.cpp
-# and Ollama carve their slots out of the context instead (a plan's claim still applies).
-_POOLED = ("vllm", "sglang", "tgi")
+# Engines whose concurrency cap is a number of running sequences drawn from one shared pool;
+# llama.cpp and Ollama carve their slots out of the context, and TGI's
+# `max_concurrent_requests` also counts queued requests (a plan's claim still applies).
+_POOLED = ("vllm", "sglang")
+_CELLS = ("llamacpp", "ollama")
 
 
 class MaxNumSeqsOverKvBudget(Rule):
     """## What it does
     Checks that the concurrency cap fits in the KV-cache pool at full context. The cap
-    (`max_num_seqs`, SGLang `max_running_requests`, TGI `max_concurrent_requests`) or a plan's
+    (`max_num_seqs`, SGLang `max_running_requests`) or a plan's
     concurrency target is compared with the sequences of `max_model_len` tokens (or the plan's
     claimed context) that the engine's pool admits.
 
@@ -81,7 +84,13 @@ class MaxNumSeqsOverKvBudget(Rule):
         gpus = n.model_gpus(dep)
         pool = engine.available_kv_bytes * gpus
         # What the engine charges one full-length sequence, over every GPU of one model copy.
-        if engine.needed_bytes_one_sequence:
+        if dep.engine.value in _CELLS:
+            # llama.cpp allocates `-c` cells up front: the pool is those cells, not free memory.
+            if not engine.kv_cache_tokens:
+                return
+            pool = engine.kv_cache_tokens * _stated.per_token(kv)
+            per_seq = kv.per_sequence_bytes(engine.max_model_len)
+        elif engine.needed_bytes_one_sequence:
             per_seq = engine.needed_bytes_one_sequence * gpus
         elif engine.max_concurrency:
             per_seq = round(pool / engine.max_concurrency)
