@@ -127,6 +127,7 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
     from kvlint.linter import summarise
     from kvlint.report import reporter_class
     from kvlint.report.base import ReportOptions
+    from kvlint.report.github import escape_data
     from kvlint.report.sarif import SarifReporter
     from kvlint.report.summary import SummaryReporter
 
@@ -135,7 +136,7 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
     settings = build_settings(args)
     result = lint_paths(args.paths, settings)
     for error in result.plugin_errors:
-        print(f"::warning title=kvlint plugin::{error}", file=stdout)
+        print(f"::warning title=kvlint plugin::{escape_data(str(error))}", file=stdout)
     summary = summarise(result, settings.fail_on)
     options = ReportOptions(statistics=args.statistics)
     step_summary = env.get("GITHUB_STEP_SUMMARY") if inputs.summary else None
