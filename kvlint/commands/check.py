@@ -64,8 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default warning)"
     )
-    # `--fix`, `--unsafe-fixes` and `--diff` (engineer "fix") join here as a fourth group; they
-    # act on `LintResult.findings` between `lint_paths` and the report (see `run`).
+    fixes = parser.add_argument_group("fixes (kvlint.fix)")
+    fixes.add_argument("--fix", action="store_true", help="apply safe fixes, then report the rest")
+    fixes.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, unsafe fixes too"
+    )
+    fixes.add_argument(
+        "--diff", action="store_true", help="print the fixes as a diff; write nothing"
+    )
 
 
 def _flat(values: Sequence[Sequence[str]] | None) -> list[str] | None:
@@ -139,6 +145,12 @@ def run(args: argparse.Namespace) -> int:
     from kvlint.report.base import ReportOptions
 
     settings = build_settings(args)
+    if args.fix or args.diff:
+        from kvlint.fix import run as run_fixes
+
+        status = run_fixes(args, settings)
+        if status is not None:
+            return status
     result = lint_paths(args.paths, settings)
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
@@ -147,7 +159,11 @@ def run(args: argparse.Namespace) -> int:
         name = choose_format(args.format, stream)
         reporter = reporter_class(name)(
             stream,
-            ReportOptions(color=use_color(args.color, stream), statistics=args.statistics),
+            ReportOptions(
+                color=use_color(args.color, stream),
+                statistics=args.statistics,
+                unsafe_fixes=args.unsafe_fixes,
+            ),
         )
         reporter.start()
         for deployment in result.deployments:

@@ -18,6 +18,7 @@ class ReportOptions:
     color: bool = False  # ANSI colour (rich) allowed
     statistics: bool = False  # --statistics: counts per code instead of one line per finding
     show_fixes: bool = True  # mention a fix title when a finding has one
+    unsafe_fixes: bool = False  # --unsafe-fixes: an unsafe fix is marked as applied by --fix
 
 
 class Reporter(abc.ABC):

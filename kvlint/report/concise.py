@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.finding import Severity
+from kvlint.fix import marker
 from kvlint.report.base import Reporter
 
 if TYPE_CHECKING:
@@ -23,11 +24,14 @@ class ConciseReporter(Reporter):
         if self.options.statistics:
             return
         location = finding.span.location()
+        # ruff's `[*]`: --fix applies this fix; `[~]`: it needs --unsafe-fixes as well.
+        mark = marker(finding.fix, unsafe_fixes=self.options.unsafe_fixes)
+        message = f"{mark} {finding.message}" if mark else finding.message
         if self.options.color:
             colour = _COLOURS[finding.severity]
-            line = f"{_BOLD}{location}{_RESET}: {colour}{finding.code}{_RESET} {finding.message}"
+            line = f"{_BOLD}{location}{_RESET}: {colour}{finding.code}{_RESET} {message}"
         else:
-            line = f"{location}: {finding.code} {finding.message}"
+            line = f"{location}: {finding.code} {message}"
         self.stream.write(line + "\n")
 
     def finish(self, summary: Summary) -> None:

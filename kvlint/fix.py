@@ -1,0 +1,516 @@
+"""``kvlint check --fix`` / ``--diff``: rule fixes spliced into the file text, value by value.
+
+Each ``Edit`` replaces exactly the characters of one value (a YAML scalar, an ``args`` item, a
+token of an ``sh -c`` string, an env value, a plan figure) at the offsets the loader recorded;
+nothing else of the file is re-serialised, so comments, blank lines, key order, flow or block
+style, indentation, CRLF line ends, a BOM and the other documents keep their bytes. A quoted
+value stays quoted with the same quote. Like ruff, fixes are applied in rounds: the file is
+re-checked after each round (a lowered ``max_model_len`` changes how many sequences fit) until
+no fix applies, and a fix whose edits overlap an earlier one waits for the next round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import cast
+
+from kvlint.finding import Applicability
+from kvlint.finding import Edit
+from kvlint.finding import Finding
+from kvlint.finding import Fix
+from kvlint.finding import Span
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+    from kvlint.config import Settings
+    from kvlint.registry import Registry
+
+    Lint = Callable[[str], list[Finding]]  # a file's text -> its findings
+
+BOM = "\ufeff"
+MAX_ROUNDS = 10
+FIXABLE = "[*]"  # `--fix` applies it (an unsafe fix only with `--unsafe-fixes`)
+UNSAFE = "[~]"  # an unsafe fix `--fix` leaves alone unless `--unsafe-fixes` is given
+
+# A replacement written as a plain YAML scalar: no indicator first, no `: ` or ` #`, nothing a
+# flow collection would split on. Anything else is written double-quoted.
+_PLAIN = re.compile(r"(?!- )[A-Za-z0-9_.+/-](?:[A-Za-z0-9_.+/ -]*[A-Za-z0-9_.+/-])?\Z")
+# A replacement for one shell word inside a longer string (``sh -c "..."``, ``--flag=value``):
+# nothing the shell, the YAML scalar around it or a flow collection would read differently.
+_WORD = re.compile(r"[A-Za-z0-9_.+/=@%-]+\Z")
+_JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z|true\Z|false\Z")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def marker(fix: Fix | None, *, unsafe_fixes: bool = False) -> str:
+    """How a text report flags a finding's fix: ``[*]`` when ``--fix`` applies it, ``[~]`` when
+    it needs ``--unsafe-fixes`` too, ``""`` when there is nothing to apply (advice only)."""
+    if fix is None or not fix.edits:
+        return ""
+    if fix.applicability is Applicability.SAFE or unsafe_fixes:
+        return FIXABLE
+    return UNSAFE
+
+
+def applicable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
+    return marker(fix, unsafe_fixes=unsafe_fixes) == FIXABLE
+
+
+# ---------------------------------------------------------------------------------------------
+# Text: the file as read (BOM, CR kept) and the normalised text the loader's spans count in.
+
+
+class _Text:
+    """A file's text as written, with the offsets of the loader's line:column positions."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.bom = 1 if raw.startswith(BOM) else 0
+        # Line starts as the loader counts lines (CRLF and a lone CR are one line end each).
+        self.starts = [self.bom]
+        self.starts.extend(m.end() for m in re.finditer(r"\r\n|\r|\n", raw))
+
+    def offset(self, line: int, column: int) -> int | None:
+        if not 1 <= line <= len(self.starts) or column < 1:
+            return None
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.raw)
+        end -= len(_ending(self.raw, end)) if line < len(self.starts) else 0
+        offset = start + column - 1
+        return offset if offset <= end else None
+
+    def normalised(self) -> str:
+        """The text the loader parsed (no BOM, every line end ``\\n``): spans count in it."""
+        return self.raw[self.bom :].replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _ending(raw: str, line_start: int) -> str:
+    """The line end just before ``line_start``."""
+    if raw.startswith("\r\n", line_start - 2):
+        return "\r\n"
+    return raw[line_start - 1 : line_start]
+
+
+@dataclass(frozen=True)
+class _Range:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class _Scalars:
+    """Every scalar of the file by its (start, end) in the normalised text, with its style."""
+
+    whole: dict[tuple[int, int], str]
+    spans: tuple[tuple[int, int, str], ...]
+
+    def containing(self, start: int, end: int) -> str | None:
+        for first, last, style in self.spans:
+            if first <= start and end <= last:
+                return style
+        return None
+
+
+def _scalars(text: _Text, display: str, json_file: bool) -> _Scalars:
+    from kvlint.source.nodes import Mapping
+    from kvlint.source.nodes import Node
+    from kvlint.source.nodes import Scalar
+    from kvlint.source.nodes import Sequence as SequenceNode
+    from kvlint.source.text import SourceText
+    from kvlint.source.yaml import parse_documents
+
+    documents, _ = parse_documents(SourceText.of(display, text.normalised()), json=json_file)
+    found: list[tuple[int, int, str]] = []
+    stack: list[Node] = [d.root for d in documents]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Scalar):
+            found.append((node.start, node.end, node.style))
+        elif isinstance(node, Mapping):
+            stack.extend(v for _, v in node.items)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.items)
+    found.sort()
+    return _Scalars({(a, b): s for a, b, s in found}, tuple(found))
+
+
+class _Refused(Exception):
+    """An edit kvlint will not make by itself; the message says why."""
+
+
+def _locate(text: _Text, span: Span) -> tuple[int, int]:
+    """(start, end) of the span's characters in the file as written."""
+    if span.end_column is None:
+        raise _Refused("the value's extent is unknown")
+    start = text.offset(span.line, span.column)
+    end = text.offset(span.end_line or span.line, span.end_column)
+    if start is None or end is None or end <= start:
+        raise _Refused("the value is not where the finding says")
+    return start, end
+
+
+def _norm_offset(normalised_starts: Sequence[int], span: Span, end: bool) -> int:
+    line = (span.end_line or span.line) if end else span.line
+    column = span.end_column if end and span.end_column is not None else span.column
+    return normalised_starts[line - 1] + column - 1
+
+
+def _render(old: str, replacement: str, style: str | None, *, whole: bool, json_file: bool) -> str:
+    """The replacement as it must be written where ``old`` was, in ``old``'s quoting."""
+    if "\n" in replacement or "\r" in replacement:
+        raise _Refused("the replacement spans lines")
+    if not whole:
+        # One shell word inside a longer scalar: keep its shell quotes, never add escapes.
+        if "\n" in old or "\r" in old:
+            raise _Refused("the value spans lines inside a longer scalar")
+        quote = old[0] if len(old) >= 2 and old[0] == old[-1] and old[0] in "'\"" else ""
+        inner = old[1:-1] if quote else old
+        if any(char in inner for char in "\\'\""):
+            raise _Refused("the value is written with escapes")
+        if not _WORD.match(replacement):
+            raise _Refused(f"`{replacement}` cannot be written inside a command line")
+        return f"{quote}{replacement}{quote}"
+    if style in ("|", ">"):
+        raise _Refused("the value is a block scalar")
+    if style == '"' or (json_file and not _JSON_LITERAL.match(replacement)):
+        return json.dumps(replacement, ensure_ascii=False)
+    if style == "'":
+        return "'" + replacement.replace("'", "''") + "'"
+    if _PLAIN.match(replacement):
+        return replacement
+    return json.dumps(replacement, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# One round on one file: the findings' fixes, without overlaps, spliced into the text.
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A fix kvlint made: the finding it answers (as found before the fix) and its title."""
+
+    code: str
+    span: Span
+    title: str
+    applicability: Applicability
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A fix with edits that kvlint would apply but could not, and why."""
+
+    code: str
+    span: Span
+    title: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Round:
+    text: str
+    applied: tuple[Applied, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def apply_fixes(
+    raw: str, findings: Iterable[Finding], *, display: str, unsafe_fixes: bool, json_file: bool
+) -> Round:
+    """Splice every applicable fix of ``findings`` on file ``display`` into ``raw``.
+
+    Fixes are taken in report order (path, line, column, code); a fix whose edits overlap an
+    edit already taken is left for the next round (after a re-check it may no longer apply).
+    A fix's edits go in together or not at all. Edits that change nothing are dropped.
+    """
+    text = _Text(raw)
+    scalars: _Scalars | None = None
+    normalised_starts = [0, *(m.end() for m in re.finditer("\n", text.normalised()))]
+    taken: list[_Range] = []
+    applied: list[Applied] = []
+    skipped: list[Skipped] = []
+    for finding in sorted(findings, key=lambda f: (*f.sort_key(), f.fix.title if f.fix else "")):
+        fix = finding.fix
+        if fix is None or not applicable(fix, unsafe_fixes=unsafe_fixes):
+            continue
+        if scalars is None:
+            scalars = _scalars(text, display, json_file)
+        try:
+            ranges = [
+                _range(text, scalars, normalised_starts, e, display, json_file) for e in fix.edits
+            ]
+        except _Refused as refused:
+            skipped.append(Skipped(finding.code, finding.span, fix.title, str(refused)))
+            continue
+        ranges = [r for r in ranges if text.raw[r.start : r.end] != r.text]
+        if not ranges or any(_overlaps(r, t) for r in ranges for t in taken):
+            continue  # nothing to change, or another fix changes the same value this round
+        taken.extend(ranges)
+        applied.append(Applied(finding.code, finding.span, fix.title, fix.applicability))
+    out = text.raw
+    for r in sorted(taken, key=lambda r: r.start, reverse=True):
+        out = out[: r.start] + r.text + out[r.end :]
+    return Round(out, tuple(applied), tuple(skipped))
+
+
+def _range(
+    text: _Text,
+    scalars: _Scalars,
+    normalised_starts: Sequence[int],
+    edit: Edit,
+    display: str,
+    json_file: bool,
+) -> _Range:
+    span = edit.span
+    if span.path != display:
+        raise _Refused(f"the value is in another file ({span.path})")
+    start, end = _locate(text, span)
+    old = text.raw[start:end]
+    first = _norm_offset(normalised_starts, span, end=False)
+    last = _norm_offset(normalised_starts, span, end=True)
+    style = scalars.whole.get((first, last))
+    whole = style is not None
+    if not whole:
+        style = scalars.containing(first, last)
+        if style is None:
+            raise _Refused("the value is not a YAML scalar of the file")
+    return _Range(
+        start, end, _render(old, edit.replacement, style, whole=whole, json_file=json_file)
+    )
+
+
+def _overlaps(a: _Range, b: _Range) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+# ---------------------------------------------------------------------------------------------
+# Rounds over a file, re-checked in memory; the run over every path.
+
+
+@dataclass(frozen=True)
+class FileFix:
+    """One file's fixing: the bytes read, the text after every round, what was done."""
+
+    path: Path
+    display: str
+    original: bytes
+    text: str  # the fixed text ("" when the file could not be decoded)
+    applied: tuple[Applied, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    note: str = ""  # why the file was left as it was, when it was
+
+    @property
+    def fixed(self) -> bytes:
+        return self.text.encode("utf-8")
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.text) and self.fixed != self.original
+
+
+@dataclass(frozen=True)
+class FixRun:
+    files: tuple[FileFix, ...] = field(default=())
+
+    @property
+    def changed(self) -> tuple[FileFix, ...]:
+        return tuple(f for f in self.files if f.changed)
+
+    @property
+    def applied(self) -> int:
+        return sum(len(f.applied) for f in self.changed)
+
+
+class _Memory:
+    """What the linter reads of a file (its bytes, suffix and folder), served from memory."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self._path = path
+        self._data = data
+        self.suffix = path.suffix
+        self.parent = path.parent
+
+    def read_bytes(self) -> bytes:
+        return self._data
+
+    def __str__(self) -> str:
+        return str(self._path)
+
+
+def fix_paths(
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    unsafe_fixes: bool = False,
+    registry: Registry | None = None,
+) -> FixRun:
+    """Every file under ``paths`` fixed in memory, round after round; nothing is written."""
+    from kvlint import linter
+    from kvlint.registry import default_registry
+
+    # The linter's per-run state (rule instances, each model resolved once) serves every round.
+    # TODO(check): a public ``lint_file(path, display, settings, data=...)`` would replace the
+    # two private names used here.
+    run = linter._Run(registry if registry is not None else default_registry(), settings)
+    files: list[FileFix] = []
+    for path, display in linter.collect_files(paths):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue  # the check reports it (KV901); there is nothing to fix
+
+        def lint(text: str, path: Path = path, display: str = display) -> list[Finding]:
+            memory = cast(Path, _Memory(path, text.encode("utf-8")))
+            return linter._lint_file(run, memory, display)[1]
+
+        files.append(fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes))
+    return FixRun(tuple(files))
+
+
+def fix_file(
+    path: Path,
+    display: str,
+    data: bytes,
+    lint: Lint,
+    *,
+    unsafe_fixes: bool,
+) -> FileFix:
+    """Rounds of ``apply_fixes`` and ``lint`` until no fix applies (at most ``MAX_ROUNDS``)."""
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return FileFix(path, display, data, "", note="not UTF-8")
+    json_file = path.suffix.lower() == ".json"
+    applied: list[Applied] = []
+    skipped: tuple[Skipped, ...] = ()
+    findings = lint(raw)
+    broken = _unreadable(findings)
+    for _ in range(MAX_ROUNDS):
+        step = apply_fixes(
+            raw, findings, display=display, unsafe_fixes=unsafe_fixes, json_file=json_file
+        )
+        skipped = step.skipped
+        if not step.applied:
+            break
+        after = lint(step.text)
+        if _unreadable(after) > broken:  # a fix that breaks the file is a kvlint bug: stop
+            note = "a fix would have made the file unreadable; left as it was"
+            return FileFix(path, display, data, raw, tuple(applied), skipped, note)
+        raw, findings = step.text, after
+        applied.extend(step.applied)
+    return FileFix(path, display, data, raw, tuple(applied), skipped)
+
+
+def _unreadable(findings: Iterable[Finding]) -> int:
+    return sum(1 for f in findings if f.code in ("KV901", "KV900"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: a unified diff, or an atomic write that never overwrites a file changed meanwhile.
+
+
+def unified_diff(fixed: FileFix) -> str:
+    """The change as a unified diff with the display path on both sides (``patch -p0``)."""
+    import difflib
+
+    before = fixed.original.decode("utf-8")
+    out: list[str] = []
+    lines = difflib.unified_diff(
+        _LINE.findall(before), _LINE.findall(fixed.text), fixed.display, fixed.display
+    )
+    for line in lines:
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+class StaleFile(Exception):
+    """The file changed on disk after kvlint read it."""
+
+
+def write_fixed(fixed: FileFix) -> None:
+    """Replace the file with its fixed text atomically, keeping its permissions.
+
+    The new bytes go to a temporary file in the same folder, which then replaces the file (the
+    target of a symbolic link, not the link). When the file no longer holds the bytes kvlint
+    read, it is left alone (``StaleFile``).
+    """
+    import tempfile
+
+    real = Path(os.path.realpath(fixed.path))
+    if real.read_bytes() != fixed.original:
+        raise StaleFile(fixed.display)
+    mode = stat.S_IMODE(real.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(fixed.fixed)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        if real.read_bytes() != fixed.original:  # changed while the new text was written
+            raise StaleFile(fixed.display)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# The `kvlint check` step.
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int | None:
+    """``--diff``: print what ``--fix`` would change and return the exit code (1 when anything
+    would change). ``--fix``: write the fixed files and return None, so the check goes on and
+    reports what remains. Progress goes to stderr; stdout keeps the diff or the report."""
+    import sys
+
+    outcome = fix_paths(args.paths, settings, unsafe_fixes=args.unsafe_fixes)
+    for fixed in outcome.files:
+        for skip in fixed.skipped:
+            print(
+                f"kvlint: {skip.span.location()}: {skip.code} fix not applied: {skip.reason}",
+                file=sys.stderr,
+            )
+        if fixed.note:
+            print(f"kvlint: {fixed.display}: {fixed.note}", file=sys.stderr)
+    changed = outcome.changed
+    count = sum(len(f.applied) for f in changed)
+    files = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
+    fixes = f"{count} finding{'s' if count != 1 else ''}"
+    if args.diff:
+        for fixed in changed:
+            sys.stdout.write(unified_diff(fixed))
+        sys.stdout.flush()
+        if changed:
+            print(f"kvlint: --fix would fix {fixes} in {files}", file=sys.stderr)
+        return 1 if changed else 0
+    written = 0
+    for fixed in changed:
+        try:
+            write_fixed(fixed)
+            written += len(fixed.applied)
+        except StaleFile:
+            print(
+                f"kvlint: {fixed.display}: changed on disk while kvlint read it; not written",
+                file=sys.stderr,
+            )
+        except OSError as exc:
+            print(f"kvlint: {fixed.display}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+    if count:
+        print(f"kvlint: fixed {fixes} in {files}", file=sys.stderr)
+    return None
