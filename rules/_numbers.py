@@ -37,6 +37,7 @@ _NAMES: dict[str, dict[str, str]] = {
     "kv_cache_dtype": {"llamacpp": "cache_type_k", "ollama": "OLLAMA_KV_CACHE_TYPE"},
     "kv_cache_dtype_v": {"llamacpp": "cache_type_v"},
     "flash_attention": {"llamacpp": "flash_attn", "ollama": "OLLAMA_FLASH_ATTENTION"},
+    "n_gpu_layers": {"llamacpp": "n_gpu_layers"},
 }
 
 ENGINE_NAMES = {

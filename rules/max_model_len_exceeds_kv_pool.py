@@ -77,18 +77,18 @@ class MaxModelLenExceedsKvPool(Rule):
         length = engine.max_model_len
         largest = engine.estimated_max_model_len
         if largest is None:
-            block = engine.block_size or 16
+            # llama.cpp pads n_ctx to 256 cells (GGML_PAD in src/llama-context.cpp).
+            block = 256 if dep.engine.value == "llamacpp" else engine.block_size or 16
             largest = available * length // needed // block * block
         target = dep.max_model_len
         field = n.name(dep, "max_model_len")
         claim = dep.claims.context
         if not n.explicit(target) and claim is not None and claim.value == length:
             target, field = claim, "`context`"
-        refusal = (
-            "vLLM will refuse to start"
-            if dep.engine.value == "vllm"
-            else f"{n.engine_name(dep)} cannot hold one full-length request"
-        )
+        refusal = {
+            "vllm": "vLLM will refuse to start",
+            "llamacpp": "llama.cpp fails to allocate its KV buffer",
+        }.get(dep.engine.value, f"{n.engine_name(dep)} cannot hold one full-length request")
         estimate = (
             f"; the largest {field} that fits is {largest}"
             if largest > 0

@@ -63,12 +63,15 @@ class WeightsExceedGpuMemory(Rule):
     code = "KV303"
     name = "weights-exceed-gpu-memory"
     severity = Severity.ERROR
-    engines = frozenset({"vllm", "sglang", "tgi"})
+    engines = frozenset({"vllm", "sglang", "tgi", "llamacpp"})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         engine, spec, gpu = sizing.engine, sizing.spec, sizing.gpu
         if engine is None or spec is None or gpu is None:
+            return
+        if dep.engine.value == "llamacpp":
+            yield from self._offloaded(dep, sizing)
             return
         weights, total = engine.weights_bytes, engine.gpu_total_bytes or gpu.total_bytes
         fraction, available = engine.memory_fraction, engine.available_kv_bytes
@@ -126,3 +129,24 @@ class WeightsExceedGpuMemory(Rule):
         else:
             span = (dep.model or dep.engine).span
         yield Problem(span, message, fix, numbers)
+
+    def _offloaded(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        """llama.cpp: every layer put on the GPU (`-ngl` at least the layer count) must fit."""
+        engine, spec, gpu, ngl = sizing.engine, sizing.spec, sizing.gpu, dep.n_gpu_layers
+        assert engine is not None and spec is not None and gpu is not None
+        if ngl is None or not n.explicit(ngl) or ngl.value < spec.num_layers:
+            return
+        weights, total = engine.weights_bytes, engine.gpu_total_bytes or gpu.total_bytes
+        if weights is None or weights <= total:
+            return
+        cache = engine.kv_buffer_bytes or 0
+        # Layers that fit with their share of the KV buffer, leaving a tenth for compute buffers.
+        fits = max(0, int(spec.num_layers * 0.9 * total / (weights + cache)))
+        message = (
+            f"the weights need {n.gb(weights)} ({n.model_name(spec)}) and "
+            f"{n.name(dep, 'n_gpu_layers')} {ngl.value} puts every layer on the {gpu.display} "
+            f"({n.gb(total)}): loading runs out of memory"
+        )
+        numbers = (("weights", n.gb(weights)), ("KV buffer", n.gb(cache)), ("GPU", n.gb(total)))
+        title = f"Lower {n.name(dep, 'n_gpu_layers')} to {fits} (the rest run on the CPU)"
+        yield Problem(ngl.span, message, n.fix(title, ngl, str(fits)), numbers)
