@@ -255,3 +255,58 @@ def test_bad_input_is_one_annotation_and_exit_2(project: Path, tmp_path: Path) -
     assert done.stdout == "::error title=kvlint::nowhere.yaml: no such file or directory\n"
     assert done.stderr == "kvlint: nowhere.yaml: no such file or directory\n"
     assert (tmp_path / "out").read_text(encoding="utf-8") == "exit-code=2\nfindings=0\n"
+
+
+def test_inputs_from_the_environment() -> None:
+    from kvlint.action import Inputs
+
+    inputs = Inputs.from_env(
+        {
+            "INPUT_PATHS": "deploy\n'charts/my values.yaml'  k8s",
+            "INPUT_ARGS": "--select KV3 --gpu 'H100 SXM'",
+            "INPUT_FORMAT": "concise",
+            "INPUT_FAIL_ON": "error",
+            "INPUT_SARIF_FILE": " ",
+            "INPUT_SUMMARY": "False",
+        }
+    )
+    assert inputs == Inputs(
+        paths=("deploy", "charts/my values.yaml", "k8s"),
+        args=("--select", "KV3", "--gpu", "H100 SXM"),
+        format="concise",
+        fail_on="error",
+        sarif_file=None,
+        summary=False,
+    )
+    defaults = Inputs.from_env({})
+    assert defaults == Inputs((".",), (), "github", "warning", None, True)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"INPUT_FORMAT": "sarif"}, "action input `format`: unknown format `sarif` (use github, "),
+        ({"INPUT_ARGS": "--gpu 'H100"}, "action input: No closing quotation"),
+    ],
+)
+def test_bad_inputs_are_one_clear_error(env: dict[str, str], message: str) -> None:
+    from kvlint.action import Inputs
+    from kvlint.errors import KvlintError
+
+    with pytest.raises(KvlintError) as caught:
+        Inputs.from_env(env)
+    assert str(caught.value).startswith(message)
+
+
+def test_args_come_last_and_win() -> None:
+    from kvlint.action import Inputs
+    from kvlint.action import check_arguments
+    from kvlint.errors import KvlintError
+
+    inputs = Inputs(
+        ("deploy",), ("--fail-on", "error", "--ignore", "KV301"), "github", "info", None, True
+    )
+    args = check_arguments(inputs)
+    assert (args.paths, args.fail_on, args.ignore) == (["deploy"], "error", [["KV301"]])
+    with pytest.raises(KvlintError, match="action input: "):
+        check_arguments(Inputs(("deploy",), ("--fail-on", "never"), "github", "info", None, True))
