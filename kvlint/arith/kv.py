@@ -41,7 +41,7 @@ def layer_token_bytes(layer: LayerSpec, types: CacheTypes, kv_heads: int | None 
 
     ``kv_heads`` overrides the layer's head count (an engine's per-GPU share).
     """
-    if layer.kind in (CacheKind.SHARED, CacheKind.STATE):
+    if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
         return 0
     heads = layer.kv_heads if kv_heads is None else kv_heads
     return types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(heads * layer.head_dim_v)

@@ -6,9 +6,9 @@ from kvlint.model.families import deepseek
 from kvlint.model.families import llama
 from kvlint.model.families.base import Family
 from kvlint.model.families.chatglm import CHATGLM
+from kvlint.model.families.cohere import COHERE2
 from kvlint.model.families.falcon import FALCON
 from kvlint.model.families.falcon_h1 import FALCON_H1
-from kvlint.model.families.gemma import COHERE2
 from kvlint.model.families.gemma import GEMMA
 from kvlint.model.families.gemma import GEMMA2
 from kvlint.model.families.gemma import GEMMA3

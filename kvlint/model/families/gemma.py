@@ -1,4 +1,4 @@
-"""Gemma 1 / 2 / 3 and Cohere 2: sliding layers in a fixed, often implicit, pattern."""
+"""Gemma 1 / 2 / 3: sliding layers in a fixed, often implicit, pattern."""
 
 from __future__ import annotations
 
@@ -49,8 +49,7 @@ class Patterned:
 
 
 # Gemma 1: every layer global. Gemma 2: alternating (pattern 2). Gemma 3: five local to one
-# global (pattern 6). Cohere 2 (Command R7B / A): three local to one global (pattern 4).
+# global (pattern 6).
 GEMMA = Patterned("gemma", None)
 GEMMA2 = Patterned("gemma2", 2)
 GEMMA3 = Patterned("gemma3", 6)
-COHERE2 = Patterned("cohere2", 4)

@@ -1,4 +1,4 @@
-"""Gemma 1/2/3 and Cohere 2: implicit sliding patterns, and layer_types when listed."""
+"""Gemma 1/2/3: implicit sliding patterns, and layer_types when listed."""
 
 from __future__ import annotations
 
@@ -41,10 +41,6 @@ def test_gemma3_multimodal_reads_text_config() -> None:
     assert spec.layer_counts() == {"full": 2, "sliding": 10}
     assert spec.sliding_window == 1024
     assert spec.model_type == "gemma3"
-
-
-def test_cohere2_three_local_one_global() -> None:
-    assert kinds({**BASE, "model_type": "cohere2", "sliding_window": 4096}) == "sssg" * 3
 
 
 def test_listed_layer_types_win() -> None:
