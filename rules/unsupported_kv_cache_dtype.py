@@ -117,6 +117,9 @@ class UnsupportedKvCacheDtype(Rule):
             return
         if gpu is None or gpu.vendor != "nvidia" or not gpu.compute_capability:
             return
+        backend = dep.env.get("VLLM_ATTENTION_BACKEND") or dep.settings.get("attention-backend")
+        if backend is not None and "TRITON" not in str(backend.value).upper():
+            return  # FlashInfer converts fp8 in software on Ampere (vllm#24577)
         major, _, minor = gpu.compute_capability.partition(".")
         if (int(major), int(minor or 0)) >= (8, 9):
             return
