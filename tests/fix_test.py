@@ -408,3 +408,54 @@ def test_crlf_and_bom_survive_a_real_fix(capsys: pytest.CaptureFixture[str]) -> 
     check("vllm-config", "--fix", "--unsafe-fixes", capsys=capsys)
     assert serving.read_bytes().startswith(b"\xef\xbb\xbf# vllm serve")
     assert os.path.getsize(serving) == len(expected(serving, ".fixed"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The `kvlint-fix` pre-commit hook, run by pre-commit itself (as a local hook with the manifest's
+# entry, so no package registry is needed): it fixes the file, and pre-commit fails the hook
+# because a file changed; on the fixed file it passes.
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
+    import sys
+
+    import yaml
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    hook = hooks["kvlint-fix"]
+    assert hook["entry"] == "kvlint check --fix"
+    assert hook["types_or"] == ["yaml", "json"]
+    kvlint = Path(sys.executable).with_name("kvlint")
+    entry = hook["entry"].replace("kvlint", str(kvlint), 1) + " --offline --gpu A100-SXM-80GB"
+    local = {"id": hook["id"], "name": hook["name"], "entry": entry, "language": "system"}
+    local["types_or"] = hook["types_or"]
+    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+    (tmp_path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    shutil.copyfile(FIXTURES / "json" / "a100.json", tmp_path / "a100.json")
+    plan = tmp_path / "capacity.yaml"
+    shutil.copyfile(FIXTURES / "plan" / "capacity.yaml", plan)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
+    env |= {"PRE_COMMIT_HOME": str(tmp_path / ".cache"), "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+    env["HF_HOME"] = str(tmp_path / ".hf-home")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    command = [sys.executable, "-m", "pre_commit", "run", "kvlint-fix", "--color", "never"]
+    command += ["--files", "capacity.yaml", "a100.json"]
+
+    first = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = first.stdout + first.stderr
+    assert first.returncode == 1, out
+    assert "files were modified by this hook" in out
+    assert plan.read_bytes() == expected(Path("plan") / "capacity.yaml", ".safe")
+    assert (tmp_path / "a100.json").read_bytes() == expected(Path("json/a100.json"), "")
+
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = second.stdout + second.stderr
+    assert "files were modified by this hook" not in out
+    assert plan.read_bytes() == expected(Path("plan") / "capacity.yaml", ".safe")
