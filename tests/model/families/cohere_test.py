@@ -23,6 +23,7 @@ def test_cohere2_three_local_one_global() -> None:
 
 def test_command_r_every_layer_global() -> None:
     config = {**COMMAND_R7B, "model_type": "cohere", "model_max_length": 131072}
+    del config["sliding_window"]  # Command R has none
     spec = spec_from_config(config, name="command-r")
     assert spec.layer_counts() == {"full": 32}
     assert (spec.max_position_embeddings, spec.max_length_key) == (131072, "model_max_length")
