@@ -197,7 +197,7 @@ def _compose(source: SourceText, chunk: str, offset: int) -> tuple[Any, InputPro
     except backend.marked_error as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         position = _offset(source, offset, mark) if mark is not None else offset
-        message = _yaml_message(source, exc, position, offset)
+        message = _yaml_message(source, exc, position)
         return None, unreadable(source.span(position), message)
     except backend.error as exc:
         return None, unreadable(source.span(offset), f"invalid YAML: {exc}")
@@ -213,9 +213,7 @@ def _offset(source: SourceText, chunk_offset: int, mark: Any) -> int:
     return min(source.line_starts[line] + int(mark.column), len(source.text))
 
 
-def _yaml_message(
-    source: SourceText, exc: Any, position: int, chunk_offset: int | None = None
-) -> str:
+def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
     line, column = source.position(position)
     text = source.line_text(line)
     char = text[column - 1] if column - 1 < len(text) else ""
@@ -226,14 +224,7 @@ def _yaml_message(
         return f"unfilled template placeholder `{placeholder.group()}`: render the template first"
     problem = (getattr(exc, "problem", None) or "").strip()
     context = (getattr(exc, "context", None) or "").strip()
-    mark = getattr(exc, "context_mark", None)
-    if context and mark is not None and chunk_offset is not None:
-        # "while parsing a flow sequence" is clearer with where that sequence starts.
-        where = source.position(_offset(source, chunk_offset, mark))
-        if where != (line, column):
-            context += f" that starts at line {where[0]}, column {where[1]}"
-    context = context.removeprefix("while ")
-    detail = f"{problem} ({context})" if context and problem else (problem or context or str(exc))
+    detail = f"{context}: {problem}" if context and problem else (problem or context or str(exc))
     return f"invalid YAML: {detail}"
 
 

@@ -36,8 +36,9 @@ def engine_of(root: Node) -> str | None:
     known = sum(1 for name in names if name is not None)
     # Most keys must be real flags, and one must be a setting kvlint checks (not only `model`,
     # `host`, `port`), so an application's own config is not taken for an engine's.
+    # (A file of flags only, even `model:` alone, is a config.)
     relevant = any(name in spec.settings and name != spec.model_flag for name in names)
-    if relevant and known >= max(1, (len(keys) * 2 + 2) // 3):
+    if known == len(keys) or (relevant and known >= (len(keys) * 2 + 2) // 3):
         return engine
     return None
 

@@ -112,6 +112,7 @@ def test_vllm_example_chart_values() -> None:
 
 
 def test_application_config_is_not_an_engine_config() -> None:
-    result = load_text("host: 0.0.0.0\nport: 8080\nmodel: gpt-4\n", display="app.yaml")
+    text = "host: 0.0.0.0\nport: 8080\nmodel: gpt-4\ndatabase_url: postgres://db\n"
+    result = load_text(text, display="app.yaml")
     assert result.deployments == []
     assert [p.code for p in result.problems] == ["KV905"]
