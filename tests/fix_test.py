@@ -419,13 +419,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
+    import json
     import sys
 
-    import yaml
+    from ruamel.yaml import YAML
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    manifest = YAML(typ="safe").load((REPO / ".pre-commit-hooks.yaml").read_text())
+    hooks = {h["id"]: h for h in manifest}
     hook = hooks["kvlint-fix"]
     assert hook["entry"] == "kvlint check --fix"
     assert hook["types_or"] == ["yaml", "json"]
@@ -434,7 +436,7 @@ def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
     local = {"id": hook["id"], "name": hook["name"], "entry": entry, "language": "system"}
     local["types_or"] = hook["types_or"]
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
-    (tmp_path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / ".pre-commit-config.yaml").write_text(json.dumps(config))  # JSON is YAML
     shutil.copyfile(FIXTURES / "json" / "a100.json", tmp_path / "a100.json")
     plan = tmp_path / "capacity.yaml"
     shutil.copyfile(FIXTURES / "plan" / "capacity.yaml", plan)
