@@ -245,6 +245,11 @@ def verdicts(
         wrong = gpus_needed(dep, sizing, lambda tokens: kv.cancelled_per_token_bytes * tokens)
         if right is not None and wrong is not None and wrong != right and gpus.value == wrong:
             yield Verdict("gpus_needed", gpus, Kind.CANCELLED, right, wrong, actual.name, context)
+        # Fewer GPUs than even their whole memory needs is wrong whatever overheads the plan
+        # assumed; more is a margin, not a mistake (unless it is the cancelled count above).
+        floor = gpus_needed(dep, sizing, kv.per_sequence_bytes, fraction=1.0)
+        if right is not None and floor is not None and gpus.value < floor:
+            yield Verdict("gpus_needed", gpus, Kind.MISMATCH, right, floor, actual.name, context)
 
 
 def _classify(
@@ -270,7 +275,12 @@ def _classify(
     return Verdict(claim, stated, Kind.MISMATCH, right, right, correct[0][1])
 
 
-def gpus_needed(dep: Deployment, sizing: Sizing, per_sequence: Callable[[int], int]) -> int | None:
+def gpus_needed(
+    dep: Deployment,
+    sizing: Sizing,
+    per_sequence: Callable[[int], int],
+    fraction: float | None = None,
+) -> int | None:
     """GPUs that hold the weights plus the plan's concurrency at its context, a sequence of
     ``n`` tokens costing ``per_sequence(n)``, each GPU filled to the engine's memory fraction."""
     engine, gpu = sizing.engine, sizing.gpu
@@ -285,5 +295,5 @@ def gpus_needed(dep: Deployment, sizing: Sizing, per_sequence: Callable[[int], i
         weights = engine.weights_bytes * tp * pp
     if weights is None:
         return None
-    usable = gpu.total_bytes * (engine.memory_fraction or 0.9)
+    usable = gpu.total_bytes * (fraction or engine.memory_fraction or 0.9)
     return math.ceil((weights + users.value * per_sequence(context)) / usable)

@@ -91,6 +91,22 @@ class StatedKvMismatch(Rule):
                 continue
             raw = v.stated.raw
             off = n.percent_off(v.stated.value, v.correct)
+            if v.claim == "gpus_needed":
+                users = dep.claims.concurrency or dep.max_num_seqs
+                message = (
+                    f"`gpus_needed` {v.stated.value} cannot hold {n.model_name(spec)} and "
+                    f"{users.value if users else '?'} sequences of {v.context} tokens: even "
+                    f"filled to the last byte that takes {v.matched} GPUs, and {v.correct} at "
+                    f"the engine's memory fraction"
+                )
+                fix = n.fix(f"Set `gpus_needed` to {v.correct}", v.stated, str(v.correct))
+                numbers: tuple[tuple[str, str], ...] = (
+                    ("stated", str(v.stated.value)),
+                    ("at 100% of GPU memory", str(v.matched)),
+                    ("at the memory fraction", str(v.correct)),
+                )
+                yield Problem(v.stated.span, message, fix, numbers)
+                continue
             if v.claim == "kv_pool_tokens":
                 message = (
                     f"`kv_pool_tokens` {n.count(v.stated.value)} matches no computation: "
