@@ -14,6 +14,7 @@ from kvlint.model.families.gemma import GEMMA2
 from kvlint.model.families.gemma import GEMMA3
 from kvlint.model.families.gemma3n import GEMMA3N
 from kvlint.model.families.gemma4 import GEMMA4
+from kvlint.model.families.granite_hybrid import GRANITE_HYBRID
 from kvlint.model.families.jamba import JAMBA
 from kvlint.model.families.llama4 import LLAMA4
 from kvlint.model.families.nemotron_h import NEMOTRON_H
@@ -41,6 +42,7 @@ FAMILIES: dict[str, Family] = {
     "RefinedWeb": FALCON,
     "RefinedWebModel": FALCON,
     "chatglm": CHATGLM,
+    "granitemoehybrid": GRANITE_HYBRID,
 }
 
 # An unknown model_type whose config has the standard keys is read as this family.

@@ -36,6 +36,8 @@ class NemotronH:
         base = read_shape(cfg, head_dim_keys=("attention_head_dim",))
         pattern = cfg.opt_str("hybrid_override_pattern")
         if pattern is None:
+            pattern = _pattern_from_block_types(cfg)
+        if pattern is None:
             raise cfg.error(
                 "hybrid_override_pattern",
                 f"`{cfg.key_name('hybrid_override_pattern')}` is missing: kvlint needs it to "
@@ -57,6 +59,17 @@ class NemotronH:
         state = mamba2_state(cfg, shape.hidden_size) if "M" in pattern else 0
         layers = tuple(_layer(char, shape, state) for char in pattern)
         return Architecture(shape, layers)
+
+
+# transformers' NemotronHConfig may list the layers by name instead.
+_BLOCK_CHARS = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+
+
+def _pattern_from_block_types(cfg: ConfigView) -> str | None:
+    names = cfg.opt_list("layers_block_type")
+    if names is None:
+        return None
+    return "".join(_BLOCK_CHARS.get(str(name), "?") for name in names)
 
 
 def _layer(char: str, shape: Shape, state: int) -> LayerSpec:

@@ -32,3 +32,9 @@ def test_pattern() -> None:
 def test_bad_pattern(pattern: str) -> None:
     with pytest.raises(KvlintError, match="hybrid_override_pattern"):
         spec_from_config({**CONFIG, "hybrid_override_pattern": pattern}, name="m")
+
+
+def test_layers_block_type_names() -> None:
+    config = {k: v for k, v in CONFIG.items() if k != "hybrid_override_pattern"}
+    config["layers_block_type"] = ["mamba", "mlp", "mamba", "attention", "mlp", "moe"]
+    assert spec_from_config(config, name="m").layer_counts() == {"full": 1, "state": 2, "none": 3}
