@@ -175,9 +175,10 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
     assert heights[4] == round(
         _size(project, capsys, "--context", "8192")["per_sequence_bytes"] / 1e9, 2
     )
-    pool_gb = engine["kv_cache_tokens"] * size["per_token_bytes"] / 1e9
+    pool_gb = engine["available_kv_bytes"] / 1e9  # one GPU holds the model
     assert {float(v) for v in pool.group(1).split(", ")} == {round(pool_gb, 2)}
-    assert f'line: the pool, {engine["kv_cache_tokens"]:,} tokens"' in lines[0]
+    assert lines[0].endswith('line: the KV pool"')
+    assert f"KV pool {pool_gb:.2f} GB." in summary
 
 
 def test_the_sarif_file_is_valid_for_upload_sarif(project: Path, tmp_path: Path) -> None:

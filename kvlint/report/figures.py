@@ -30,6 +30,25 @@ class Figures(NamedTuple):
     requested: int | None  # max_num_seqs (or the engine's spelling of it)
     requested_default: bool = False  # the engine's default, not written in the file
     fits: bool | None = None  # False: the engine refuses to start
+    model_gpus: int = 1  # GPUs holding one copy of the model: tensor x pipeline parallel
+
+    @property
+    def pool_bytes(self) -> int | None:
+        """KV memory of one model copy: the per-GPU pool on every GPU that holds a shard
+        (what KV301 calls the pool)."""
+        if self.available_kv_bytes is None:
+            return None
+        return self.available_kv_bytes * self.model_gpus
+
+    def pool_text(self) -> str | None:
+        """``59.29 GB`` on one GPU, ``94.32 GB (23.58 GB per GPU x 4)`` on several."""
+        pool = self.pool_bytes
+        if pool is None or self.available_kv_bytes is None:
+            return None
+        if self.model_gpus == 1:
+            return format_decimal(pool)
+        per_gpu = format_decimal(self.available_kv_bytes)
+        return f"{format_decimal(pool)} ({per_gpu} per GPU x {self.model_gpus})"
 
 
 def deployment_figures(result: DeploymentResult) -> Figures:
@@ -64,6 +83,8 @@ def deployment_figures(result: DeploymentResult) -> Figures:
         per_sequence = kv.per_sequence_bytes(max_len)
 
     requested = dep.max_num_seqs.value if dep.max_num_seqs is not None else None
+    tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size is not None else 1
+    pp = dep.pipeline_parallel_size.value if dep.pipeline_parallel_size is not None else 1
     return Figures(
         label=f"{dep.path}: {dep.name}",
         model=model,
@@ -78,6 +99,7 @@ def deployment_figures(result: DeploymentResult) -> Figures:
         requested=requested,
         requested_default=dep.max_num_seqs.default if dep.max_num_seqs is not None else False,
         fits=estimate.fits if estimate is not None else None,
+        model_gpus=max(1, tp) * max(1, pp),
     )
 
 
@@ -116,8 +138,9 @@ def number_rows(fig: Figures) -> list[tuple[str, str]]:
         )
     if fig.pool_tokens is not None:
         pool = f"{fig.pool_tokens:,} tokens"
-        if fig.available_kv_bytes is not None:
-            pool += f" ({format_decimal(fig.available_kv_bytes)} per GPU)"
+        memory = fig.pool_text()
+        if memory is not None:
+            pool += f" in {memory}"
         rows.append(("KV pool", pool))
     if fig.admitted is not None or fig.fits is False:
         rows.append(("admitted sequences", admitted_text(fig)))

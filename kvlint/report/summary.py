@@ -17,6 +17,7 @@ from kvlint.report.figures import admitted_text
 from kvlint.report.figures import counted
 from kvlint.report.figures import deployment_figures
 from kvlint.report.figures import scope_text
+from kvlint.report.github import annotation_path
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult
@@ -51,23 +52,23 @@ def _value(n: int, unit: int) -> str:
 
 
 def chart(result: DeploymentResult, fig: Figures) -> str | None:
-    """A Mermaid ``xychart-beta``: bars for one sequence's KV cache at each context length,
-    a line for the pool. The pool is drawn at ``pool tokens x KV per token``, so the bars
-    cross it exactly at the longest sequence the engine can hold."""
+    """A Mermaid ``xychart-beta``: bars for one sequence's KV cache at each context length
+    (first principles, as ``kvlint size --context N`` gives it), a line for the KV pool of one
+    model copy (the engine's memory, as KV301 counts it). On a hybrid model the engine's own
+    paging costs more than the bars show; KV305 says by how much."""
     kv = result.sizing.kv if result.sizing is not None else None
     if kv is None or fig.max_model_len is None or fig.max_model_len < 1:
         return None
     points = context_points(fig.max_model_len)
     sizes = [kv.per_sequence_bytes(n) for n in points]
-    pool = None
-    if fig.pool_tokens is not None and fig.per_token_bytes:
-        pool = fig.pool_tokens * fig.per_token_bytes
+    pool = fig.pool_bytes
     largest = max([*sizes, pool or 0])
     unit, unit_name = _unit(largest)
     top = max(1, math.ceil(largest / unit * 1.1))
     title = f"KV cache of one sequence ({unit_name}) by context length"
     if pool is not None:
-        title += f"; line: the pool, {fig.pool_tokens:,} tokens"
+        gpus = f" on {counted(fig.model_gpus, 'GPU')}" if fig.model_gpus > 1 else ""
+        title += f"; line: the KV pool{gpus}"
     lines = [
         "```mermaid",
         "xychart-beta",
@@ -96,7 +97,7 @@ def deployment_section(result: DeploymentResult) -> str:
         admitted_text(fig),
     ]
     parts = [
-        f"### `{cell(dep.path)}`: {cell(dep.name)}",
+        f"### `{cell(annotation_path(dep.path))}`: {cell(dep.name)}",
         "",
         header,
         "| --- | --- | --- | ---: | ---: | --- |",
@@ -109,8 +110,9 @@ def deployment_section(result: DeploymentResult) -> str:
         numbers.append(
             f"per sequence {format_decimal(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
         )
-    if fig.available_kv_bytes is not None:
-        numbers.append(f"KV memory {format_decimal(fig.available_kv_bytes)} per GPU")
+    pool = fig.pool_text()
+    if pool is not None:
+        numbers.append(f"KV pool {pool}")
     if numbers:
         parts += ["", "; ".join(numbers) + "."]
     missing = result.sizing.missing if result.sizing is not None else ()
@@ -137,7 +139,7 @@ def _verdict(summary: Summary) -> str:
 def findings_table(findings: Sequence[Finding]) -> list[str]:
     rows = ["| location | code | severity | message |", "| --- | --- | --- | --- |"]
     for f in findings[:MAX_FINDING_ROWS]:
-        where = cell(f.span.location())
+        where = cell(f"{annotation_path(f.span.path)}:{f.span.line}:{f.span.column}")
         rows.append(f"| `{where}` | {f.code} | {f.severity} | {cell(f.message)} |")
     if len(findings) > MAX_FINDING_ROWS:
         rows.append(f"| | | | and {len(findings) - MAX_FINDING_ROWS} more |")
@@ -147,7 +149,8 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
 def render_summary(
     results: Sequence[DeploymentResult], findings: Sequence[Finding], summary: Summary
 ) -> str:
-    """The whole job summary, Markdown, ending with a newline."""
+    """The whole job summary, Markdown, ending with a newline; paths as the annotations give
+    them (relative to the repository root, no ``./``)."""
     parts = ["## kvlint", "", _verdict(summary)]
     if findings:
         parts += ["", *findings_table(sorted(findings, key=Finding.sort_key))]

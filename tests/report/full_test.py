@@ -51,7 +51,7 @@ def test_finding_with_frame_fix_and_numbers(in_repo: Path) -> None:
         "  = fix: Lower `max_num_seqs` to 15\n"
         "    KV per token        128 KiB\n"
         "    KV per sequence     4.29 GB at 32,768 tokens\n"
-        "    KV pool             491,520 tokens (64.42 GB per GPU)\n"
+        "    KV pool             491,520 tokens in 64.42 GB\n"
         "    admitted sequences  15.00x of 256 requested\n"
         "\n"
         "Found 1 error in 1 file, 1 deployment.\n"

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from kvlint.deploy.model import Sourced
 from kvlint.linter import DeploymentResult
 from kvlint.report import summary as summary_module
 from kvlint.report.summary import SummaryReporter
@@ -26,11 +27,11 @@ SECTION = """\
 | --- | --- | --- | ---: | ---: | --- |
 {row}
 
-KV per token 128 KiB; per sequence 4.29 GB at 32,768 tokens; KV memory 64.42 GB per GPU.
+KV per token 128 KiB; per sequence 4.29 GB at 32,768 tokens; KV pool 64.42 GB.
 
 ```mermaid
 xychart-beta
-    title "KV cache of one sequence (GB) by context length; line: the pool, 491,520 tokens"
+    title "KV cache of one sequence (GB) by context length; line: the KV pool"
     x-axis "context length (tokens)" [512, 1024, 2048, 4096, 8192, 16384, 32768]
     y-axis "GB" 0 --> 71
     bar [0.07, 0.13, 0.27, 0.54, 1.07, 2.15, 4.29]
@@ -62,13 +63,17 @@ def test_summary_with_a_finding() -> None:
     )
 
 
-def test_chart_bars_cross_the_pool_line_at_the_pool_tokens() -> None:
-    # The pool line is pool tokens x KV per token: a sequence of exactly that many tokens
-    # costs exactly the pool (for a model whose every layer grows).
+def test_the_pool_of_a_tensor_parallel_deployment_spans_its_gpus() -> None:
+    # Two GPUs each with 60 GiB of KV memory: one model copy has 120 GiB (128.85 GB).
     one = result()
-    kv = one.sizing.kv if one.sizing is not None else None
-    assert kv is not None
-    assert kv.per_sequence_bytes(491_520) == 60 * 1024**3
+    tp2 = replace(
+        one,
+        deployment=replace(one.deployment, tensor_parallel_size=Sourced(2, one.deployment.span)),
+    )
+    out = render_summary([tp2], [], summary({}))
+    assert "KV pool 128.85 GB (64.42 GB per GPU x 2)." in out
+    assert 'line: the KV pool on 2 GPUs"' in out
+    assert "    line [128.85, 128.85, 128.85, 128.85, 128.85, 128.85, 128.85]" in out
 
 
 def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
@@ -107,3 +112,10 @@ def test_many_deployments_are_capped_with_the_ones_with_findings_kept(
     sections = re.findall(r"^### `(.*?)`", out, re.MULTILINE)
     assert sections == ["found.yaml", "clean0.yaml"]
     assert out.endswith("\nAnd 2 more deployments, not shown here.\n")
+
+
+def test_paths_lose_their_dot_slash() -> None:
+    finding = KV301._replace(span=KV301.span._replace(path="./deploy.yaml"))
+    out = render_summary([result("./deploy.yaml")], [finding], summary({"error": 1}))
+    assert "| `deploy.yaml:3:15` | KV301 |" in out
+    assert "### `deploy.yaml`: vllm config" in out
