@@ -461,3 +461,75 @@ def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
     out = second.stdout + second.stderr
     assert "files were modified by this hook" not in out
     assert plan.read_bytes() == expected(Path("plan") / "capacity.yaml", ".safe")
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> tuple[str, str, str]:
+    """A Kubernetes container whose `--max-num-seqs` is written one of the ways people write
+    it (an args item, `--flag=value`, a word of an `sh -c` script, an env value), and the
+    value to write instead."""
+    value = str(draw(st.integers(1, 4096)))
+    quote = draw(st.sampled_from(["", "'", '"']))
+    shape = draw(st.sampled_from(["items", "equals", "block", "folded", "inline", "env"]))
+    head = [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: {name: llm}  # flow",
+        "spec:",
+        "  containers:",
+        "    - name: vllm",
+        "      image: vllm/vllm-openai:v0.11.0",
+    ]
+    word = f"{quote}{value}{quote}"
+    if shape == "items":
+        body = ["      args:", "        - meta-llama/Llama-3.1-8B-Instruct"]
+        body += ["        - --max-num-seqs", f"        - {word}  # note"]
+    elif shape == "equals":
+        body = ["      args: [meta-llama/Llama-3.1-8B-Instruct, " + f"--max-num-seqs={value}]"]
+    elif shape == "block":
+        body = ['      command: ["/bin/sh", "-c"]', "      args:", "        - |"]
+        body += ["          # serve", "          vllm serve meta-llama/Llama-3.1-8B-Instruct \\"]
+        body += [f"            --max-num-seqs {word} --port 8000"]
+    elif shape == "folded":  # folded lines join with spaces: one command
+        body = ['      command: ["/bin/sh", "-c"]', "      args:", "        - >-"]
+        body += ["          vllm serve meta-llama/Llama-3.1-8B-Instruct"]
+        body += [f"          --max-num-seqs {word}", "          --port 8000"]
+    elif shape == "inline":
+        script = f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs {value}"
+        body = ["      command: [sh, -c]", f"      args: ['{script}']"]
+    else:
+        body = ["      args: [meta-llama/Llama-3.1-8B-Instruct, --max-num-seqs, $(SEQS)]"]
+        env_quote = quote or '"'  # Kubernetes env values are strings
+        body += ["      env:", "        - name: SEQS", f"          value: {env_quote}{value}"]
+        body[-1] += env_quote
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    text = newline.join(["# a pod", *head, *body, "---", "kind: Other"]) + newline
+    return text, value, str(draw(st.integers(1, 4096)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(manifests())
+def test_fixing_a_command_line_changes_only_that_word(case: tuple[str, str, str]) -> None:
+    text, value, replacement = case
+    (dep,) = load_bytes(text.encode("utf-8"), display="c.yaml").deployments
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == int(value)
+    span = dep.max_num_seqs.span
+    fixes = [finding("KV301", span, Edit(span, replacement))]
+    result = apply_fixes(text, fixes, display="c.yaml", unsafe_fixes=True, json_file=False)
+    assert not result.skipped
+    before = text.splitlines(keepends=True)
+    after = result.text.splitlines(keepends=True)
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert len(before) == len(after) and changed == (
+        [span.line - 1] if value != replacement else []
+    )
+    if changed:
+        line = before[span.line - 1]
+        start, end = span.column - 1, (span.end_column or 0) - 1
+        assert line[start:end].strip("'\"") == value
+        assert (
+            after[span.line - 1]
+            == line[:start] + line[start:end].replace(value, replacement) + line[end:]
+        )
+    (again,) = load_bytes(result.text.encode("utf-8"), display="c.yaml").deployments
+    assert again.max_num_seqs is not None and again.max_num_seqs.value == int(replacement)
