@@ -265,7 +265,8 @@ def read_rope_scaling(cfg: ConfigView) -> RopeScaling | None:
 def key_positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
     """(line, column) of every object key in a JSON text, by key path (lists add ``"[]"``).
 
-    The first occurrence wins. A small scanner: json.loads keeps no positions.
+    The last occurrence of a duplicated key wins, as in json.loads. A small scanner: json.loads
+    keeps no positions.
     """
     line_starts = [0]
     line_starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
@@ -288,7 +289,7 @@ def key_positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
                     key = text[index + 1 : end - 1]
                 pending = (*stack[-1][1], str(key))
                 line = bisect.bisect_right(line_starts, index) - 1
-                positions.setdefault(pending, (line + 1, index - line_starts[line] + 1))
+                positions[pending] = (line + 1, index - line_starts[line] + 1)
             index = end
             continue
         if char in "{[":

@@ -355,3 +355,13 @@ def test_mpt_attn_config_kv_heads() -> None:
 def test_hidden_smaller_than_heads_without_head_dim() -> None:
     with pytest.raises(KvlintError, match="smaller than the 64 attention heads"):
         spec_from_config({**LLAMA_70B, "hidden_size": 32}, name="m")
+
+
+def test_duplicate_key_points_at_the_value_json_keeps(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    text = json.dumps(LLAMA_70B, indent=2)[:-2] + ',\n  "num_hidden_layers": "x"\n}\n'
+    path.write_text(text)
+    with pytest.raises(KvlintError, match="must be an integer") as info:
+        load_config_file(path)
+    assert info.value.span is not None
+    assert info.value.span.line == len(text.splitlines()) - 1
