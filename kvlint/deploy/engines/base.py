@@ -32,6 +32,8 @@ class Setting:
     kind: str  # int, human_int, max_model_len, float, fraction, str, bool, json, size
     field: str | None = None
     choices: tuple[str, ...] = ()
+    minimum: int | None = None  # the engine refuses smaller values
+    refused: tuple[int, ...] = ()  # values the engine refuses although above the minimum
 
 
 @dataclass(frozen=True)
@@ -238,8 +240,12 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
                 value = int(str(raw).strip())
             else:
                 value = parse_human_int(raw if isinstance(raw, int) else str(raw))
-            if value < 0 or (value == 0 and kind != "int"):
+            if kind != "int" and value <= 0:
                 return None, f"`{spelled}` must be a positive integer, got `{raw}`"
+            if (
+                setting.minimum is not None and value < setting.minimum
+            ) or value in setting.refused:
+                return None, f"`{spelled}` {_range(setting)}, got `{raw}`"
             return value, None
         if kind in ("float", "fraction"):
             if isinstance(raw, bool):
@@ -261,6 +267,15 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
         allowed = ", ".join(setting.choices)
         return None, f"`{spelled}` must be one of {allowed}; got `{text}`"
     return text, None
+
+
+def _range(setting: Setting) -> str:
+    if setting.minimum is None:
+        return "cannot be " + " or ".join(str(v) for v in setting.refused)
+    text = f"must be at least {setting.minimum}"
+    if setting.refused:
+        text += " and not " + " or ".join(str(v) for v in setting.refused)
+    return text
 
 
 def _type_message(setting: Setting, spelled: str, raw: Any) -> str:

@@ -22,8 +22,10 @@ SETTINGS = {
         Setting("model", "str", "model"),
         Setting("hf-repo", "str"),
         Setting("alias", "str", "served_model_name"),
-        Setting("ctx-size", "int", "max_model_len"),
-        Setting("parallel", "int", "max_num_seqs"),
+        # -c 0 means the model's training context (common/arg.cpp); -np -1 is auto and
+        # 0 is refused ("invalid value for n_parallel").
+        Setting("ctx-size", "int", "max_model_len", minimum=0),
+        Setting("parallel", "int", "max_num_seqs", minimum=-1, refused=(0,)),
         Setting("cache-type-k", "str", "kv_cache_dtype", CACHE_TYPES),
         Setting("cache-type-v", "str", "kv_cache_dtype_v", CACHE_TYPES),
         # `-fa` alone (older releases) means on; newer ones take on/off/auto.

@@ -13,8 +13,9 @@ from kvlint.deploy.model import Sourced
 SETTINGS = {
     s.name: s
     for s in (
-        Setting("OLLAMA_CONTEXT_LENGTH", "int", "max_model_len"),
-        Setting("OLLAMA_NUM_PARALLEL", "int", "max_num_seqs"),
+        Setting("OLLAMA_CONTEXT_LENGTH", "int", "max_model_len", minimum=1),
+        # 0 lets Ollama choose (envconfig.NumParallel's default).
+        Setting("OLLAMA_NUM_PARALLEL", "int", "max_num_seqs", minimum=0),
         Setting("OLLAMA_KV_CACHE_TYPE", "str", "kv_cache_dtype", ("f16", "q8_0", "q4_0")),
         Setting("OLLAMA_FLASH_ATTENTION", "bool", "flash_attention"),
         Setting("OLLAMA_MAX_LOADED_MODELS", "int"),

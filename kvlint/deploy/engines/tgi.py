@@ -29,13 +29,13 @@ SETTINGS = {
         Setting("dtype", "str", "dtype"),
         Setting("quantize", "str", "quantization", QUANTIZE),
         Setting("kv-cache-dtype", "str", "kv_cache_dtype", KV_CACHE_DTYPES),
-        Setting("max-total-tokens", "int", "max_model_len"),
+        Setting("max-total-tokens", "int", "max_model_len", minimum=1),
         Setting("max-input-tokens", "int"),
         Setting("max-input-length", "int"),
-        Setting("max-batch-prefill-tokens", "int", "max_num_batched_tokens"),
+        Setting("max-batch-prefill-tokens", "int", "max_num_batched_tokens", minimum=1),
         Setting("max-batch-total-tokens", "int"),
-        Setting("max-concurrent-requests", "int", "max_num_seqs"),
-        Setting("num-shard", "int", "tensor_parallel_size"),
+        Setting("max-concurrent-requests", "int", "max_num_seqs", minimum=1),
+        Setting("num-shard", "int", "tensor_parallel_size", minimum=1),
         Setting("cuda-memory-fraction", "fraction", "memory_fraction"),
     )
 }

@@ -199,3 +199,23 @@ def test_vllm_flag_removed_before_the_image_release() -> None:
             "(present from 0.33.0)",
         )
     ]
+
+
+def test_values_the_engine_refuses() -> None:
+    text = (
+        "services:\n  a:\n    image: ghcr.io/ggml-org/llama.cpp:server\n"
+        "    command: -m m.gguf -np 0\n"
+        "  b:\n    image: ghcr.io/ggml-org/llama.cpp:server\n"
+        "    command: -m m.gguf -np -1 -c 0\n"
+        "  c:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model m --max-num-seqs 0 --tensor-parallel-size=-2\n"
+    )
+    result = load_text(text, display="c.yaml")
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        ("KV502", "c.yaml:4:28", "`-np` must be at least -1 and not 0, got `0`"),
+        ("KV502", "c.yaml:10:39", "`--max-num-seqs` must be at least 1, got `0`"),
+        ("KV502", "c.yaml:10:64", "`--tensor-parallel-size` must be at least 1, got `-2`"),
+    ]
+    auto = result.deployments[1]
+    assert auto.max_num_seqs is not None and auto.max_num_seqs.value == -1
+    assert auto.max_model_len is not None and auto.max_model_len.value == 0
