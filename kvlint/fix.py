@@ -327,10 +327,6 @@ class FixRun:
     def changed(self) -> tuple[FileFix, ...]:
         return tuple(f for f in self.files if f.changed)
 
-    @property
-    def applied(self) -> int:
-        return sum(len(f.applied) for f in self.changed)
-
 
 class _Memory:
     """What the linter reads of a file (its bytes, suffix and folder), served from memory."""
@@ -489,28 +485,32 @@ def run(args: argparse.Namespace, settings: Settings) -> int | None:
         if fixed.note:
             print(f"kvlint: {fixed.display}: {fixed.note}", file=sys.stderr)
     changed = outcome.changed
-    count = sum(len(f.applied) for f in changed)
-    files = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
-    fixes = f"{count} finding{'s' if count != 1 else ''}"
     if args.diff:
         for fixed in changed:
             sys.stdout.write(unified_diff(fixed))
         sys.stdout.flush()
         if changed:
-            print(f"kvlint: --fix would fix {fixes} in {files}", file=sys.stderr)
+            print(f"kvlint: --fix would fix {_counted(changed)}", file=sys.stderr)
         return 1 if changed else 0
-    written = 0
+    written: list[FileFix] = []
     for fixed in changed:
         try:
             write_fixed(fixed)
-            written += len(fixed.applied)
         except StaleFile:
-            print(
-                f"kvlint: {fixed.display}: changed on disk while kvlint read it; not written",
-                file=sys.stderr,
-            )
+            message = "changed on disk while kvlint read it; not written"
         except OSError as exc:
-            print(f"kvlint: {fixed.display}: cannot write: {exc.strerror or exc}", file=sys.stderr)
-    if count:
-        print(f"kvlint: fixed {fixes} in {files}", file=sys.stderr)
+            message = f"cannot write: {exc.strerror or exc}"
+        else:
+            written.append(fixed)
+            continue
+        print(f"kvlint: {fixed.display}: {message}", file=sys.stderr)
+    if written:
+        print(f"kvlint: fixed {_counted(written)}", file=sys.stderr)
     return None
+
+
+def _counted(files: Sequence[FileFix]) -> str:
+    """``3 findings in 2 files``."""
+    count = sum(len(f.applied) for f in files)
+    findings = f"{count} finding{'s' if count != 1 else ''}"
+    return f"{findings} in {len(files)} file{'s' if len(files) != 1 else ''}"
