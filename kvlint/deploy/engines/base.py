@@ -270,6 +270,8 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
 
 
 def _range(setting: Setting) -> str:
+    if setting.minimum == 1 and not setting.refused:
+        return "must be a positive integer"
     if setting.minimum is None:
         return "cannot be " + " or ".join(str(v) for v in setting.refused)
     text = f"must be at least {setting.minimum}"

@@ -213,8 +213,8 @@ def test_values_the_engine_refuses() -> None:
     result = load_text(text, display="c.yaml")
     assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
         ("KV502", "c.yaml:4:28", "`-np` must be at least -1 and not 0, got `0`"),
-        ("KV502", "c.yaml:10:39", "`--max-num-seqs` must be at least 1, got `0`"),
-        ("KV502", "c.yaml:10:64", "`--tensor-parallel-size` must be at least 1, got `-2`"),
+        ("KV502", "c.yaml:10:39", "`--max-num-seqs` must be a positive integer, got `0`"),
+        ("KV502", "c.yaml:10:64", "`--tensor-parallel-size` must be a positive integer, got `-2`"),
     ]
     auto = result.deployments[1]
     assert auto.max_num_seqs is not None and auto.max_num_seqs.value == -1
