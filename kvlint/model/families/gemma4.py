@@ -14,8 +14,13 @@ from kvlint.model.spec import LayerSpec
 
 
 class Gemma4:
-    """Global (full-attention) layers use ``global_head_dim`` and ``num_global_key_value_heads``;
-    with ``attention_k_eq_v`` they store one tensor that serves as both K and V."""
+    """Global (full-attention) layers use ``global_head_dim``; with ``attention_k_eq_v`` they
+    have ``num_global_key_value_heads`` heads and store one tensor that serves as K and V.
+
+    Mirrors transformers' Gemma4 attention: ``use_alternative_attention = attention_k_eq_v and
+    not is_sliding`` picks ``num_global_key_value_heads``; the head size is ``global_head_dim``
+    on every non-sliding layer.
+    """
 
     name = "gemma4"
 
@@ -24,9 +29,9 @@ class Gemma4:
         shape = arch.shape
         head_dim = cfg.opt_int("global_head_dim", minimum=1) or shape.head_dim
         kv_heads = shape.num_key_value_heads
-        if cfg.has("num_global_key_value_heads"):
-            kv_heads = check_kv_heads(cfg, "num_global_key_value_heads", shape.num_attention_heads)
         k_eq_v = bool(cfg.opt_bool("attention_k_eq_v"))
+        if k_eq_v and cfg.has("num_global_key_value_heads"):
+            kv_heads = check_kv_heads(cfg, "num_global_key_value_heads", shape.num_attention_heads)
         if k_eq_v:
             global_layer = LayerSpec(CacheKind.FULL_KV_SHARED, kv_heads, head_dim, 0)
         else:

@@ -28,7 +28,8 @@ def test_global_layers_k_eq_v() -> None:
 
 def test_global_layers_without_k_eq_v_store_k_and_v() -> None:
     spec = spec_from_config({**TEXT, "attention_k_eq_v": False}, name="m")
-    assert spec.layers[11] == LayerSpec(CacheKind.FULL, 2, 512, 512)
+    # Without K = V the global layers keep the ordinary KV head count, at the global head size.
+    assert spec.layers[11] == LayerSpec(CacheKind.FULL, 8, 512, 512)
 
 
 def test_fixture_26b() -> None:
