@@ -229,9 +229,12 @@ def read_dtype(top: ConfigView, cfg: ConfigView, model_type: str) -> tuple[str, 
         if raw:
             break
     name = _DTYPE_NAMES.get(raw.lower()) if raw else None
+    if raw is None:
+        # vLLM then reads the safetensors dtypes from the Hub, else assumes float32 and
+        # downcasts it: bfloat16 either way for the 16-bit checkpoints this happens to.
+        return "bfloat16", "no dtype in the config: assumed bfloat16, as vLLM serves it"
     if name is None:
-        said = f"config dtype {raw!r}" if raw else "no dtype in the config"
-        return "bfloat16", f"{said}: served as bfloat16 (vLLM's float32 default, downcast)"
+        return "bfloat16", f"config dtype {raw!r}: assumed bfloat16 for the cache"
     if name == "float32":
         return "bfloat16", "config dtype float32: vLLM serves float32 models in bfloat16"
     if name == "float16" and model_type in _NO_FLOAT16:
