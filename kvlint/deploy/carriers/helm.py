@@ -1,5 +1,6 @@
-"""Helm values: the vLLM production stack, the vLLM example chart, llm-d's model service, the
-Ollama chart, and single-engine charts that put ``image`` and camelCase settings at the top.
+"""Helm values: vLLM production stack, vLLM example chart, llm-d, Ollama, single-engine charts.
+
+Single-engine charts put ``image`` and camelCase settings at the top level.
 
 Chart keys are camelCase spellings of the engine's flags (``maxModelLen`` is
 ``--max-model-len``); keys a chart does not pass to the engine are not reported.

@@ -1,5 +1,9 @@
-"""KServe: ``InferenceService`` (predictor containers or the Hugging Face runtime's ``model``),
-``ServingRuntime``/``ClusterServingRuntime`` containers, and ``LLMInferenceService`` (llm-d)."""
+"""KServe: InferenceService, ServingRuntime / ClusterServingRuntime, LLMInferenceService.
+
+An ``InferenceService`` predictor has containers, or a ``model`` served by the Hugging Face
+runtime (its own flags, then vLLM's); ``LLMInferenceService`` is llm-d's vLLM with
+``parallelism``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""KubeAI ``Model`` (kubeai.org): ``url`` (hf://, ollama://), ``engine``, ``args``, ``env``,
-``resourceProfile`` (``nvidia-gpu-l4:8`` = eight L4s)."""
+"""KubeAI ``Model``: ``url`` (hf://, ollama://), ``engine``, ``args``, ``env``, ``resourceProfile``.
+
+``resourceProfile: nvidia-gpu-l4:8`` is eight L4s.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The kvlint plan format (``kvlint: plan/v1``): intent and claims, validated against
-``schemas/plan.schema.json`` with every schema error at its line and column."""
+"""The kvlint plan format (``kvlint: plan/v1``): a team's intent and claims about the KV cache.
+
+Validated against ``schemas/plan.schema.json``, every schema error at its line and column.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""llama-server"s options and env vars (``common/arg.cpp`` at llama.cpp git 0c1e570, vendored in
-llama-cpp-python 0.3.36; options limited to other tools are left out)."""
+"""llama-server's options and env vars, read from llama.cpp's ``common/arg.cpp``.
+
+llama.cpp git 0c1e570 as vendored in llama-cpp-python 0.3.36; options limited to other tools
+(``set_examples`` without the server) are left out.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SGLang 0.5.23"s options (``sglang/srt/arg_groups/fields/*.py`` and ``server_args.py``)."""
+"""SGLang 0.5.23's options (``sglang/srt/arg_groups/fields/*.py`` and ``server_args.py``)."""
 
 from __future__ import annotations
 

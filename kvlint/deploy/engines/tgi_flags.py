@@ -1,5 +1,7 @@
-"""text-generation-launcher"s options and env vars (``launcher/src/main.rs`` ``struct Args``,
-TGI HEAD db931fcf)."""
+"""text-generation-launcher's options and env vars (``launcher/src/main.rs`` ``struct Args``).
+
+TGI HEAD db931fcf; every option with ``env`` is also read from the upper-cased variable.
+"""
 
 from __future__ import annotations
 

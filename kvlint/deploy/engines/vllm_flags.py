@@ -1,5 +1,8 @@
-"""vLLM"s options: the union of vLLM 0.8.5, 0.11.0 and 0.33.0 (read by AST from
-``vllm/engine/arg_utils.py`` and the OpenAI frontend"s arguments in each release"s wheel)."""
+"""vLLM's options: the union of vLLM 0.8.5, 0.11.0 and 0.33.0.
+
+Read by AST from ``vllm/engine/arg_utils.py`` and the OpenAI frontend's arguments in each
+release's wheel.
+"""
 
 from __future__ import annotations
 
