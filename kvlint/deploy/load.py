@@ -11,12 +11,17 @@ from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import InputProblem
 from kvlint.errors import KvlintError
+from kvlint.finding import Span
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Sequence
 from kvlint.source.text import decode
+from kvlint.source.text import unreadable
 from kvlint.source.yaml import Document
 from kvlint.source.yaml import parse_documents
+
+# Deployment files are kilobytes; a file this large is data, and reading it would only be slow.
+MAX_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -49,6 +54,12 @@ def load_text(text: str, *, display: str, json: bool = False) -> LoadResult:
 
 
 def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
+    if len(data) > MAX_BYTES:
+        message = (
+            f"{len(data) / 2**20:.0f} MiB is too large for a deployment file "
+            f"(the limit is {MAX_BYTES // 2**20} MiB): not read"
+        )
+        return LoadResult(display, "", [], [unreadable(Span(display, 1, 1), message)])
     source, problems = decode(display, data)
     if source is None:
         return LoadResult(display, "", [], problems)

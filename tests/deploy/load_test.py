@@ -69,3 +69,16 @@ def test_kubectl_list_and_flux_helm_release(tmp_path: Path) -> None:
     (dep,) = result.deployments
     assert dep.max_model_len is not None
     assert dep.max_model_len.span.location() == "release.yaml:13:37"
+
+
+def test_huge_file_is_refused_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "dump.yaml"
+    path.write_bytes(b"a: 1\n" * (4 * 2**20))  # 20 MiB
+    result = load_path(path, display="dump.yaml")
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        (
+            "KV901",
+            "dump.yaml:1:1",
+            "20 MiB is too large for a deployment file (the limit is 16 MiB): not read",
+        )
+    ]
