@@ -16,6 +16,8 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,15 +34,15 @@ from kvlint.finding import Span
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
 
     from kvlint.config import Settings
     from kvlint.registry import Registry
 
-    Lint = Callable[[str], list[Finding]]  # a file's text -> its findings
+    # A file's text -> its findings, each with the index of the deployment it belongs to.
+    Lint = Callable[[str], list[tuple[Finding, int | None]]]
 
 BOM = "\ufeff"
-MAX_ROUNDS = 10
+MAX_ROUNDS = 20
 FIXABLE = "[*]"  # `--fix` applies it (an unsafe fix only with `--unsafe-fixes`)
 UNSAFE = "[~]"  # an unsafe fix `--fix` leaves alone unless `--unsafe-fixes` is given
 
@@ -226,13 +228,21 @@ class Round:
 
 
 def apply_fixes(
-    raw: str, findings: Iterable[Finding], *, display: str, unsafe_fixes: bool, json_file: bool
+    raw: str,
+    findings: Iterable[Finding],
+    *,
+    display: str,
+    unsafe_fixes: bool,
+    json_file: bool,
+    owner: Callable[[Finding], Hashable] | None = None,
 ) -> Round:
-    """Splice every applicable fix of ``findings`` on file ``display`` into ``raw``.
+    """Splice the applicable fixes of ``findings`` on file ``display`` into ``raw``.
 
-    Fixes are taken in report order (path, line, column, code); a fix whose edits overlap an
-    edit already taken is left for the next round (after a re-check it may no longer apply).
-    A fix's edits go in together or not at all. Edits that change nothing are dropped.
+    Fixes are taken in code order (then position): of the findings with one ``owner`` (a
+    deployment) only the first fix is taken, because every fix of a deployment is computed on
+    its settings as they were (a cache dtype changes how many sequences fit); the rest wait for
+    the re-check. A fix whose edits overlap an edit already taken waits too. A fix's edits go
+    in together or not at all; edits that change nothing are dropped.
     """
     text = _Text(raw)
     scalars: _Scalars | None = None
@@ -240,9 +250,13 @@ def apply_fixes(
     taken: list[_Range] = []
     applied: list[Applied] = []
     skipped: list[Skipped] = []
-    for finding in sorted(findings, key=lambda f: (*f.sort_key(), f.fix.title if f.fix else "")):
+    owners: set[Hashable] = set()
+    for finding in sorted(findings, key=_fix_order):
         fix = finding.fix
         if fix is None or not applicable(fix, unsafe_fixes=unsafe_fixes):
+            continue
+        key = owner(finding) if owner is not None else None
+        if key is not None and key in owners:
             continue
         if scalars is None:
             scalars = _scalars(text, display, json_file)
@@ -257,11 +271,18 @@ def apply_fixes(
         if not ranges or any(_overlaps(r, t) for r in ranges for t in taken):
             continue  # nothing to change, or another fix changes the same value this round
         taken.extend(ranges)
+        if key is not None:
+            owners.add(key)
         applied.append(Applied(finding.code, finding.span, fix.title, fix.applicability))
     out = text.raw
     for r in sorted(taken, key=lambda r: r.start, reverse=True):
         out = out[: r.start] + r.text + out[r.end :]
     return Round(out, tuple(applied), tuple(skipped))
+
+
+def _fix_order(finding: Finding) -> tuple[str, str, int, int, str]:
+    title = finding.fix.title if finding.fix is not None else ""
+    return (finding.code, finding.span.path, finding.span.line, finding.span.column, title)
 
 
 def _range(
@@ -366,9 +387,13 @@ def fix_paths(
         except OSError:
             continue  # the check reports it (KV901); there is nothing to fix
 
-        def lint(text: str, path: Path = path, display: str = display) -> list[Finding]:
+        def lint(
+            text: str, path: Path = path, display: str = display
+        ) -> list[tuple[Finding, int | None]]:
             memory = cast(Path, _Memory(path, text.encode("utf-8")))
-            return linter._lint_file(run, memory, display)[1]
+            deployments, findings = linter._lint_file(run, memory, display)
+            owners = {id(f): i for i, dep in enumerate(deployments) for f in dep.findings}
+            return [(f, owners.get(id(f))) for f in findings]
 
         files.append(fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes))
     return FixRun(tuple(files))
@@ -390,20 +415,28 @@ def fix_file(
     json_file = path.suffix.lower() == ".json"
     applied: list[Applied] = []
     skipped: tuple[Skipped, ...] = ()
-    findings = lint(raw)
-    broken = _unreadable(findings)
+    found = lint(raw)
+    broken = _unreadable(f for f, _ in found)
     for _ in range(MAX_ROUNDS):
+        owners = {id(f): index for f, index in found}
         step = apply_fixes(
-            raw, findings, display=display, unsafe_fixes=unsafe_fixes, json_file=json_file
+            raw,
+            [f for f, _ in found],
+            display=display,
+            unsafe_fixes=unsafe_fixes,
+            json_file=json_file,
+            owner=lambda f: owners.get(id(f)),  # noqa: B023  (used within this iteration)
         )
         skipped = step.skipped
         if not step.applied:
             break
         after = lint(step.text)
-        if _unreadable(after) > broken:  # a fix that breaks the file is a kvlint bug: stop
+        if (
+            _unreadable(f for f, _ in after) > broken
+        ):  # a fix that breaks the file is a kvlint bug: stop
             note = "a fix would have made the file unreadable; left as it was"
             return FileFix(path, display, data, raw, tuple(applied), skipped, note)
-        raw, findings = step.text, after
+        raw, found = step.text, after
         applied.extend(step.applied)
     return FileFix(path, display, data, raw, tuple(applied), skipped)
 

@@ -139,9 +139,12 @@ def test_fix_alone_applies_only_safe_fixes(capsys: pytest.CaptureFixture[str]) -
         "plan/capacity.yaml:10:17: KV301 [~] `max_num_seqs` 64 needs 687.2 GB of KV cache at "
         "`max_model_len` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 "
         "tokens), enough for 42",
-        "plan/capacity.yaml:12:16: KV301 [~] `concurrency` 64 needs 687.2 GB of KV cache at "
+        "plan/capacity.yaml:13:16: KV301 [~] `concurrency` 64 needs 687.2 GB of KV cache at "
         "`context` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 tokens), "
         "enough for 42",
+        "plan/capacity.yaml:17:19: KV201 [~] the plan assumes `kv_cache_dtype` `int4`, the "
+        "weights' precision, but `kv_cache_dtype` is `auto`: the cache stays bfloat16, 320 KiB "
+        "per token, not 80 KiB (4x)",
     ]
     assert code == 1
 
@@ -150,9 +153,21 @@ def test_report_marks_every_fixable_finding(capsys: pytest.CaptureFixture[str]) 
     copy_case("plan")
     _, out, _ = check("plan", capsys=capsys)
     marks = [line.split(" ")[2] for line in out.splitlines()]
-    assert marks == ["[~]", "[~]", "[*]"]  # KV301 x2 unsafe, KV101 safe
+    assert marks == ["[~]", "[~]", "[*]", "[~]"]  # KV301 x2 unsafe, KV101 safe, KV201 unsafe
     _, out, _ = check("plan", "--unsafe-fixes", capsys=capsys)
-    assert [line.split(" ")[2] for line in out.splitlines()] == ["[*]", "[*]", "[*]"]
+    assert [line.split(" ")[2] for line in out.splitlines()] == ["[*]"] * 4
+
+
+def test_each_round_takes_one_fix_per_deployment(capsys: pytest.CaptureFixture[str]) -> None:
+    """The cache dtype goes to fp8 first (KV201); re-checked, 64 sequences then fit, so KV301
+    no longer lowers them, and the stated bytes follow the new dtype (KV102)."""
+    (path,) = copy_case("plan")
+    code, out, err = check("plan", "--fix", "--unsafe-fixes", capsys=capsys)
+    assert (code, out) == (0, "")
+    assert "fixed 3 findings in 1 file" in err
+    text = path.read_text(encoding="utf-8")
+    assert "max-num-seqs: 64\n" in text and "kv-cache-dtype: fp8   #" in text
+    assert 'kv_per_token: "160 KiB"' in text
 
 
 def test_nothing_is_written_without_fix(capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,7 +246,7 @@ def value_span(text: str, value: str, path: str = "c.yaml") -> Span:
     return Span(path, line, column, "$", end_column=column + len(value))
 
 
-def test_conflicting_edits_on_one_value_first_in_report_order_wins() -> None:
+def test_conflicting_edits_on_one_value_first_in_code_order_wins() -> None:
     text = "model: m\nmax-num-seqs: 64\n"
     span = value_span(text, "64")
     later = finding("KV305", span, Edit(span, "16"))
@@ -239,6 +254,27 @@ def test_conflicting_edits_on_one_value_first_in_report_order_wins() -> None:
     result = apply_fixes(text, [later, first], display="c.yaml", unsafe_fixes=True, json_file=False)
     assert result.text == "model: m\nmax-num-seqs: 38\n"
     assert [a.code for a in result.applied] == ["KV301"]
+
+
+def test_one_fix_per_owner_in_code_order() -> None:
+    text = "a: 1\nb: 2\nc: 3\n"
+    a, b, c = (value_span(text, v) for v in "123")
+    findings = [
+        finding("KV301", a, Edit(a, "5")),
+        finding("KV201", b, Edit(b, "6")),
+        finding("KV101", c, Edit(c, "7")),
+    ]
+    owners = {"KV301": 0, "KV201": 0, "KV101": 1}
+    result = apply_fixes(
+        text,
+        findings,
+        display="c.yaml",
+        unsafe_fixes=True,
+        json_file=False,
+        owner=lambda f: owners[f.code],
+    )
+    assert result.text == "a: 1\nb: 6\nc: 7\n"
+    assert [a.code for a in result.applied] == ["KV101", "KV201"]
 
 
 def test_a_fix_goes_in_whole_or_not_at_all() -> None:
