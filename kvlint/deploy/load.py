@@ -123,4 +123,37 @@ def _is_recognised(root: object) -> bool:
         return root is None or getattr(root, "value", "") in (None, "")
     if not root.items:
         return True
-    return root.text_of("apiVersion") is not None and root.text_of("kind") is not None
+    keys = set(root.keys())
+    if "apiVersion" in keys and "kind" in keys:
+        return True  # a Kubernetes object of another kind (Service, ConfigMap, ...)
+    # Files every infra repository also holds, which are never deployments: a Helm
+    # Chart.yaml, a GitHub Actions workflow, a pre-commit config, a kustomization.
+    return (
+        {"apiVersion", "name", "version"} <= keys
+        or {"on", "jobs"} <= keys
+        or ("repos" in keys and isinstance(root.get("repos"), Sequence))
+        or ("resources" in keys and keys <= _KUSTOMIZE_KEYS)
+    )
+
+
+_KUSTOMIZE_KEYS = frozenset(
+    {
+        "resources",
+        "namespace",
+        "namePrefix",
+        "nameSuffix",
+        "commonLabels",
+        "labels",
+        "images",
+        "patches",
+        "patchesStrategicMerge",
+        "configMapGenerator",
+        "secretGenerator",
+        "components",
+        "commonAnnotations",
+        "replicas",
+        "helmCharts",
+        "generators",
+        "transformers",
+    }
+)

@@ -82,3 +82,17 @@ def test_huge_file_is_refused_not_read(tmp_path: Path) -> None:
             "20 MiB is too large for a deployment file (the limit is 16 MiB): not read",
         )
     ]
+
+
+def test_files_every_repository_holds_are_not_reported(tmp_path: Path) -> None:
+    texts = {
+        "Chart.yaml": "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+        "ci.yaml": "name: CI\non: [push]\njobs:\n  test: {runs-on: ubuntu-latest}\n",
+        ".pre-commit-config.yaml": "repos:\n  - repo: local\n    hooks: []\n",
+        "kustomization.yaml": "resources: [deploy.yaml]\nnamespace: llm\n",
+    }
+    for name, text in texts.items():
+        path = tmp_path / name
+        path.write_text(text)
+        result = load_path(path, display=name)
+        assert (name, result.problems, result.deployments) == (name, [], [])

@@ -76,6 +76,6 @@ def test_sglang_config() -> None:
 
 
 def test_arbitrary_yaml_is_not_an_engine_config() -> None:
-    result = load_text("name: ci\non:\n  push: {}\njobs: {}\n", display="ci.yaml")
+    result = load_text("owner: platform\nmodel_cards: [a, b]\nport: 80\n", display="ci.yaml")
     assert result.deployments == []
     assert [(p.code, p.span.location()) for p in result.problems] == [("KV905", "ci.yaml:1:1")]
