@@ -569,3 +569,52 @@ def test_fixing_a_command_line_changes_only_that_word(case: tuple[str, str, str]
         )
     (again,) = load_bytes(result.text.encode("utf-8"), display="c.yaml").deployments
     assert again.max_num_seqs is not None and again.max_num_seqs.value == int(replacement)
+
+
+@st.composite
+def over_budget_configs(draw: st.DrawFn) -> str:
+    """A vLLM config for Llama 3.1 8B on an L4 that asks for more than fits, in random shapes."""
+    entries = {
+        "max-model-len": str(draw(st.sampled_from([8192, 32768, 131072]))),
+        "max-num-seqs": str(draw(st.integers(64, 1024))),
+        "gpu-memory-utilization": draw(st.sampled_from(["0.9", "0.85"])),
+        "enable-prefix-caching": "true",
+    }
+    lines = ["model: meta-llama/Llama-3.1-8B-Instruct"]
+    for key in draw(st.permutations(list(entries))):
+        quote = draw(st.sampled_from(["", "'", '"']))
+        comment = draw(st.sampled_from(["", "  # why", "   # sized by hand"]))
+        lines.append(f"{key}: {quote}{entries[key]}{quote}{comment}")
+        lines.extend(draw(NOISE) for _ in range(draw(st.integers(0, 1))))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    return newline.join(lines) + newline
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(over_budget_configs())
+def test_real_fixes_change_only_values(text: str) -> None:
+    """Through the real linter and rules: a changed line keeps its key, quotes and comment."""
+    from kvlint.config import load_config
+    from kvlint.config import resolve
+    from kvlint.fix import fix_paths
+    from kvlint.registry import default_registry
+
+    path = Path("vllm.yaml")  # in the test's own temporary folder (see `isolated`)
+    path.write_bytes(text.encode("utf-8"))
+    settings = resolve(load_config(None), default_registry(), gpu="L4-24GB", offline=True)
+    (fixed,) = fix_paths([str(path)], settings, unsafe_fixes=True).files
+    assert fixed.applied  # 64+ sequences never fit an L4
+    before = text.splitlines(keepends=True)
+    after = fixed.text.splitlines(keepends=True)
+    assert len(before) == len(after)
+    for old, new in zip(before, after, strict=True):
+        if old == new:
+            continue
+        key, _, rest = old.partition(": ")
+        assert key in ("max-model-len", "max-num-seqs"), old
+        value, hash_, comment = rest.partition("  #") if "  #" in rest else rest.partition(" #")
+        new_key, _, new_rest = new.partition(": ")
+        quote = value.strip()[0] if value.strip()[0] in "'\"" else ""
+        assert new_key == key and new_rest.startswith(quote)
+        assert new_rest.rstrip("\r\n").endswith(hash_ + comment.rstrip("\r\n"))
+        assert new.endswith("\r\n") == old.endswith("\r\n")
