@@ -140,6 +140,10 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
         engine.apply_env(dep, env)
         config = spec.mapping("vllmConfig")
         if config is not None:
+            v0 = config.scalar("v0")
+            if v0 is not None and str(v0.value) == "1":
+                # The chart then sets VLLM_USE_V1=0: the V0 engine (helm/templates/deployment).
+                dep.env["VLLM_USE_V1"] = Sourced("0", v0.span, v0.raw)
             _apply_camel(engine, dep, config, frozenset({"extraArgs", "v0"}))
             engine.apply_args(dep, from_node(config.get("extraArgs")))
         dep.gpu_count = int_sourced(spec.get("requestGPU"), ctx.problems, "`requestGPU`")

@@ -39,6 +39,18 @@ def test_production_stack_values() -> None:
     }
     assert dep.gpu_count is not None and dep.gpu_count.value == 4
     assert dep.gpu is not None and dep.gpu.value == "NVIDIA-H100-80GB-HBM3"
+    assert "VLLM_USE_V1" not in dep.env  # no `v0: "1"`: the V1 engine
+
+
+def test_production_stack_v0_switch() -> None:
+    text = (
+        "servingEngineSpec:\n  modelSpec:\n    - name: q\n      repository: vllm/vllm-openai\n"
+        "      tag: v0.8.5\n      modelURL: Qwen/Qwen2.5-14B-Instruct\n"
+        '      vllmConfig: {v0: "1", maxModelLen: 8192}\n'
+    )
+    (dep,) = load_text(text, display="v.yaml").deployments
+    assert dep.env["VLLM_USE_V1"].value == "0"
+    assert dep.env["VLLM_USE_V1"].span.location() == "v.yaml:7:24"
 
 
 def test_kubeai_model() -> None:
