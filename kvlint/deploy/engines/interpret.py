@@ -32,6 +32,18 @@ class Engine:
     args_env: tuple[str, ...] = ()  # env vars that hold extra argv (VLLM_ADDITIONAL_ARGS)
     positional_model: bool = False  # `vllm serve MODEL`
     extra_known: frozenset[str] = frozenset()
+    # Pairs the engine refuses together (TGI: `max_input_tokens` and the legacy
+    # `max_input_length`): (first, second, why).
+    exclusive: tuple[tuple[str, str, str], ...] = ()
+
+    def check_exclusive(self, dep: Deployment) -> None:
+        for first, second, why in self.exclusive:
+            if first in dep.settings and second in dep.settings:
+                later = dep.settings[second]
+                message = f"`{first}` and `{second}` are both set: {why}"
+                problem = InputProblem("KV502", later.span, message, Severity.ERROR)
+                if problem not in dep.problems:
+                    dep.problems.append(problem)
 
     @property
     def name(self) -> str:
@@ -68,6 +80,7 @@ class Engine:
                 self.set(dep, name, bare, flag, spelled=spelled)
             else:
                 self.set(dep, name, value.text, value, spelled=spelled)
+        self.check_exclusive(dep)
 
     def apply_env(self, dep: Deployment, env: Mapping[str, Token]) -> None:
         """Settings an engine reads from env vars (OLLAMA_*, LLAMA_ARG_*, MAX_TOTAL_TOKENS)."""
@@ -75,6 +88,7 @@ class Engine:
             name = self.spec.env.get(var)
             if name is not None:
                 self.set(dep, name, token.text, token, spelled=var)
+        self.check_exclusive(dep)
 
     def apply_mapping(self, dep: Deployment, node: MappingNode) -> None:
         """A config file's keys (``vllm serve --config``, a plan's ``settings``)."""

@@ -49,4 +49,15 @@ SPEC = EngineSpec(
     model_flag="model-id",
 )
 
-ENGINE = Engine(SPEC)
+# launcher/src/main.rs refuses both: "Both `max_input_tokens` (..) and `max_input_length` (..)
+# are set. Please define only `max_input_tokens` as `max_input_length is deprecated ..."
+ENGINE = Engine(
+    SPEC,
+    exclusive=(
+        (
+            "max-input-length",
+            "max-input-tokens",
+            "text-generation-launcher refuses to start; keep `max-input-tokens`",
+        ),
+    ),
+)

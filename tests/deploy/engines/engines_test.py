@@ -219,3 +219,20 @@ def test_values_the_engine_refuses() -> None:
     auto = result.deployments[1]
     assert auto.max_num_seqs is not None and auto.max_num_seqs.value == -1
     assert auto.max_model_len is not None and auto.max_model_len.value == 0
+
+
+def test_tgi_refuses_both_input_length_spellings() -> None:
+    text = (
+        "services:\n  t:\n    image: ghcr.io/huggingface/text-generation-inference:2.4.1\n"
+        "    environment: {MAX_INPUT_LENGTH: '2048'}\n"
+        "    command: --model-id m --max-input-tokens 4096\n"
+    )
+    result = load_text(text, display="t.yaml")
+    assert [(p.code, p.span.location(), p.message) for p in result.problems] == [
+        (
+            "KV502",
+            "t.yaml:5:46",
+            "`max-input-length` and `max-input-tokens` are both set: "
+            "text-generation-launcher refuses to start; keep `max-input-tokens`",
+        )
+    ]
