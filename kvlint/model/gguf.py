@@ -315,7 +315,7 @@ def _file_type_name(value: Any) -> str | None:
     try:
         from gguf import LlamaFileType
 
-        name = LlamaFileType(value).name
+        name = str(LlamaFileType(value).name)
     except (ImportError, ValueError):
         return None
     return name.removeprefix("MOSTLY_").removeprefix("ALL_")
