@@ -50,6 +50,16 @@ _DTYPE_NAMES = {
     "float": "float32",
 }
 
+# A config.json leaves tie_word_embeddings out when it equals both PretrainedConfig's default
+# (True) and its class's (``to_diff_dict``), so absent means the class default. These classes
+# tie by default, explicitly (Gemma, Gemma 2/3/3n, Cohere, Cohere 2: ``tie_word_embeddings=True``
+# in transformers models/<type>/configuration_<type>.py) or by inheriting True (GPT-2, OPT,
+# BLOOM, Falcon, GPT-BigCode, StarCoder2, MPT); Llama, Mistral, Qwen, DeepSeek ... say False.
+_TIED_BY_DEFAULT = frozenset(
+    {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "cohere", "cohere2",
+     "gpt2", "opt", "bloom", "falcon", "gpt_bigcode", "starcoder2", "mpt"}
+)  # fmt: skip
+
 # vllm/config/model.py `_FLOAT16_NOT_SUPPORTED_MODELS`: float16 is refused for these.
 _NO_FLOAT16 = frozenset({"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"})
 
@@ -137,7 +147,9 @@ def _build(
         vocab = top.opt_int("vocab_size", minimum=1) or 0
     tie = cfg.opt_bool("tie_word_embeddings")
     if tie is None:
-        tie = bool(top.opt_bool("tie_word_embeddings"))
+        tie = top.opt_bool("tie_word_embeddings")
+    if tie is None:
+        tie = text_type in _TIED_BY_DEFAULT or model_type in _TIED_BY_DEFAULT
     params = estimate_params(cfg, arch, text_type, vocab=vocab, tie=tie)
     is_mla = any(layer.kind is CacheKind.MLA for layer in arch.layers)
     return ModelSpec(

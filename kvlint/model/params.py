@@ -24,6 +24,9 @@ _UNGATED = frozenset(
 )  # fmt: skip
 
 
+_LLAMA4 = frozenset({"llama4", "llama4_text"})
+
+
 @dataclass(frozen=True)
 class ParamEstimate:
     total: int | None
@@ -41,7 +44,12 @@ def estimate_params(
     experts = cfg.opt_int_of(EXPERT_KEYS, minimum=0) or None
     top_k = cfg.opt_int_of(TOP_K_KEYS, minimum=0) or (2 if experts else None)
     mlp_matrices = 2 if model_type in _UNGATED else 3
-    dense_mlp = mlp_matrices * hidden * intermediate
+    # Llama 4's dense layers (the 128E model interleaves them) use intermediate_size_mlp, its
+    # experts intermediate_size (transformers Llama4TextDecoderLayer; the config's default 16384).
+    dense_size = intermediate
+    if model_type in _LLAMA4:
+        dense_size = cfg.opt_int("intermediate_size_mlp", minimum=0) or 16384
+    dense_mlp = mlp_matrices * hidden * dense_size
 
     embed = vocab * hidden
     head = 0 if tie else vocab * hidden
@@ -57,6 +65,10 @@ def estimate_params(
             expert_size = cfg.opt_int("moe_intermediate_size", minimum=0) or intermediate
             one = mlp_matrices * hidden * expert_size
             shared = _shared_expert_params(cfg, hidden, expert_size, mlp_matrices)
+            if model_type in _LLAMA4:
+                # Llama4TextMoe always adds one shared expert of the experts' size; the config
+                # has no key for it (transformers models/llama4/modeling_llama4.py).
+                shared = mlp_matrices * hidden * expert_size
             router = hidden * experts
             total += experts * one + shared + router
             active += (top_k or 1) * one + shared + router

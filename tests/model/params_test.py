@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlint.model.catalog import lookup
 from kvlint.model.hf import load_config_file
 from kvlint.model.hf import spec_from_config
 from kvlint.model.spec import ModelSpec
@@ -86,3 +87,47 @@ def test_minimal_mixtral_8x7b() -> None:
     assert near(spec.param_count, 46.7e9)
     assert near(spec.active_param_count, 12.9e9)
     assert spec.num_experts == 8
+
+
+@pytest.mark.parametrize(
+    ("ref", "total"),
+    [
+        # The catalog once sized each of V2-Lite's 64 experts at 4 x hidden (87B): the entry
+        # lacked moe_intermediate_size.
+        ("deepseek-ai/DeepSeek-V2-Lite", 15.7e9),
+        ("deepseek-ai/DeepSeek-V2", 236e9),
+        # Gemma ties its embeddings without saying so in config.json (the class default).
+        ("google/gemma-2-27b-it", 27.2e9),
+        ("google/gemma-2-9b-it", 9.24e9),
+        # Llama 4: one shared expert per MoE layer; the 128E model's dense layers are
+        # intermediate_size_mlp wide (109B and 400B published, vision tower included).
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 109e9),
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", 400e9),
+    ],
+)
+def test_catalog_total(ref: str, total: float) -> None:
+    spec = lookup(ref)
+    assert spec is not None
+    assert near(spec.param_count, total)
+
+
+def test_llama4_shared_expert_and_dense_width() -> None:
+    config = {"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 64,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+              "intermediate_size": 32, "intermediate_size_mlp": 128, "num_local_experts": 4,
+              "interleave_moe_layer_step": 2, "vocab_size": 100}  # fmt: skip
+    spec = spec_from_config(config, name="m")
+    attention = 64 * (2 * 4 * 16 + 2 * 2 * 16)
+    moe = 4 * 3 * 64 * 32 + 3 * 64 * 32 + 64 * 4  # experts, the shared expert, the router
+    dense = 3 * 64 * 128
+    assert spec.param_count == 4 * attention + 2 * moe + 2 * dense + 2 * 100 * 64
+
+
+def test_tie_word_embeddings_absent_is_the_class_default() -> None:
+    base = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128,
+            "vocab_size": 1000}  # fmt: skip
+    assert spec_from_config({**base, "model_type": "gemma2"}, name="m").tie_word_embeddings
+    assert not spec_from_config({**base, "model_type": "llama"}, name="m").tie_word_embeddings
+    explicit = {**base, "model_type": "gemma2", "tie_word_embeddings": False}
+    assert not spec_from_config(explicit, name="m").tie_word_embeddings
