@@ -79,6 +79,9 @@ class WeightBreakdown:
     head: int  # output head (0 when tied and not duplicated)
     per_layer: tuple[int, ...]  # each decoder layer
     method: str  # how the figure was obtained: "checkpoint size", "parameters x 4.25 bits", ...
+    # The routed experts' share of each layer (included in ``per_layer``): what expert
+    # parallelism splits across ranks instead of tensor parallelism alone.
+    experts_per_layer: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
@@ -124,6 +127,9 @@ def _layer_params(spec: ModelSpec) -> tuple[int, int]:
     if spec.param_count:
         body = max(0, spec.param_count - heads * embed)
         per_layer = body // max(1, spec.num_layers)
+        if spec.num_experts and spec.expert_param_count is not None:
+            routed = min(per_layer, spec.expert_param_count // max(1, spec.num_layers))
+            return per_layer - routed, routed
         if spec.num_experts:
             return min(attention, per_layer), max(0, per_layer - attention)
         return per_layer, 0
@@ -149,19 +155,25 @@ def weight_breakdown(
     embed = round(embed_params * dense_bits / 8)
     head = 0 if spec.tie_word_embeddings else embed
     layers = max(1, spec.num_layers)
+    plain, experts = _layer_params(spec)
     if spec.weight_bytes and dtype is None:
         body = max(0, spec.weight_bytes - embed - head)
         per = body // layers
-        return WeightBreakdown(embed, head, (per,) * layers, "checkpoint size")
-    plain, experts = _layer_params(spec)
+        # The checkpoint does not say which bytes are experts: split by the parameter counts.
+        expert_bytes = per * experts // (plain + experts) if plain + experts else 0
+        return WeightBreakdown(
+            embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers
+        )
     bits = linear_bits(spec, method, dtype)
     if method == "mxfp4":
         # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit.
-        per = round(plain * dense_bits / 8 + experts * bits / 8)
+        expert_bytes = round(experts * bits / 8)
+        per = round(plain * dense_bits / 8) + expert_bytes
     else:
-        per = round((plain + experts) * bits / 8)
+        expert_bytes = round(experts * bits / 8)
+        per = round(plain * bits / 8) + expert_bytes
     label = f"parameters x {bits:g} bits" + (f" ({method})" if method else "")
-    return WeightBreakdown(embed, head, (per,) * layers, label)
+    return WeightBreakdown(embed, head, (per,) * layers, label, (expert_bytes,) * layers)
 
 
 def pp_layer_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
@@ -190,13 +202,23 @@ def weight_bytes_per_gpu(
     stage: int = 0,
     quantization: str | None = None,
     dtype: str | None = None,
+    expert_shards: int = 1,
 ) -> int:
     """Weights on one GPU of pipeline ``stage``: its layers (plus the embedding on the first
-    stage and the head on the last), divided by tensor parallelism."""
+    stage and the head on the last), divided by tensor parallelism.
+
+    ``expert_shards`` > 1 splits the routed experts further: with expert parallelism vLLM
+    places whole experts across the ``tp x dp`` ranks of a stage (``FusedMoE``'s
+    ``ep_size = tp_size * dp_size``, vllm/model_executor/layers/fused_moe/config.py), so a rank
+    holds ``1 / (tp x dp)`` of the experts while attention and dense layers stay ``1 / tp``.
+    """
     breakdown = weight_breakdown(spec, quantization, dtype)
     ranges = pp_layer_ranges(len(breakdown.per_layer), pp)
     start, end = ranges[stage]
     total = sum(breakdown.per_layer[start:end])
+    if expert_shards > 1 and breakdown.experts_per_layer:
+        experts = sum(breakdown.experts_per_layer[start:end])
+        total -= experts - experts // expert_shards
     if stage == 0:
         total += breakdown.embedding
     if stage == pp - 1:

@@ -171,6 +171,7 @@ def _build(
         tie_word_embeddings=tie,
         num_experts=params.num_experts,
         intermediate_size=params.intermediate_size,
+        expert_param_count=params.routed_experts,
         source=source,
         notes=tuple(notes),
     )

@@ -33,6 +33,7 @@ class ParamEstimate:
     active: int | None
     num_experts: int | None
     intermediate_size: int | None
+    routed_experts: int | None = None  # the routed experts' parameters, in ``total``
 
 
 def estimate_params(
@@ -54,6 +55,7 @@ def estimate_params(
     embed = vocab * hidden
     head = 0 if tie else vocab * hidden
     total = embed + head
+    routed = 0
     active = head  # the input embedding is a lookup, not compute
     for index, layer in enumerate(arch.layers):
         mixer = _mixer_params(cfg, shape.hidden_size, shape.num_attention_heads, layer)
@@ -71,6 +73,7 @@ def estimate_params(
                 shared = mlp_matrices * hidden * expert_size
             router = hidden * experts
             total += experts * one + shared + router
+            routed += experts * one
             active += (top_k or 1) * one + shared + router
             if cfg.opt_bool("enable_moe_block"):  # Gemma 4: a dense MLP beside the experts
                 total += dense_mlp
@@ -82,11 +85,13 @@ def estimate_params(
         extra_total, extra_active = _nemotron_mlp(cfg, hidden, intermediate, experts, top_k)
         total += extra_total
         active += extra_active
+        routed += _nemotron_routed(cfg, hidden, intermediate, experts)
     return ParamEstimate(
         total=total,
         active=active if experts else None,
         num_experts=experts,
         intermediate_size=intermediate,
+        routed_experts=routed if experts else None,
     )
 
 
@@ -165,6 +170,15 @@ def _shared_expert_params(cfg: ConfigView, hidden: int, expert_size: int, matric
     if size:
         return matrices * hidden * size + hidden  # Qwen's shared expert has a scalar gate
     return 0
+
+
+def _nemotron_routed(cfg: ConfigView, hidden: int, intermediate: int, experts: int | None) -> int:
+    """The routed experts of Nemotron-H's MoE (``E``) layers."""
+    if not experts:
+        return 0
+    size = cfg.opt_int("moe_intermediate_size") or intermediate
+    pattern = cfg.opt_str("hybrid_override_pattern") or ""
+    return pattern.count("E") * experts * 2 * hidden * size
 
 
 def _nemotron_mlp(

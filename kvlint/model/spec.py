@@ -97,6 +97,9 @@ class ModelSpec:
     tie_word_embeddings: bool = False
     num_experts: int | None = None
     intermediate_size: int | None = None
+    # The routed experts' parameters (in param_count): what expert and data parallelism shard
+    # across ranks while attention, dense layers and shared experts stay whole per TP group.
+    expert_param_count: int | None = None
     source: str = ""  # where the facts came from: a path, a catalog entry, a hub id
     notes: tuple[str, ...] = field(default=())
 

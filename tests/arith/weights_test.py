@@ -8,6 +8,7 @@ from kvlint.arith.units import GiB
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_breakdown
 from kvlint.arith.weights import weight_bytes_per_gpu
+from kvlint.model.catalog import lookup
 from kvlint.model.spec import Quantization
 from tests.arith.engines.deployments import dense
 
@@ -88,3 +89,20 @@ def test_mxfp4_quantises_only_the_experts() -> None:
 def test_dtype_override_float32_doubles() -> None:
     bf16 = weight_breakdown(LLAMA_31_8B).total
     assert weight_breakdown(LLAMA_31_8B, dtype="float32").total == 2 * bf16
+
+
+def test_expert_shards_split_only_the_routed_experts() -> None:
+    spec = lookup("deepseek-ai/DeepSeek-R1")
+    assert spec is not None and spec.expert_param_count is not None
+    # 58 MoE layers x 256 routed experts x 3 x 7168 x 2048.
+    assert spec.expert_param_count == 58 * 256 * 3 * 7168 * 2048
+    breakdown = weight_breakdown(spec)
+    per_layer = breakdown.experts_per_layer[0]
+    assert per_layer == spec.expert_param_count // spec.num_layers  # FP8: a byte each
+    whole = weight_bytes_per_gpu(spec)
+    sharded = weight_bytes_per_gpu(spec, expert_shards=32)
+    # Only the routed experts shrink: 1/32 of them stay on each rank.
+    routed = spec.num_layers * per_layer
+    assert whole - sharded == routed - routed // 32
+    assert round(sharded / 1e9, 1) == 39.4
+    assert weight_bytes_per_gpu(dense(), expert_shards=32) == weight_bytes_per_gpu(dense())

@@ -360,9 +360,19 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     if isinstance(offload_setting, (int, float)) and not isinstance(offload_setting, bool):
         offload = round(float(offload_setting) * GiB)
         notes.append(f"cpu_offload_gb {offload_setting:g}: weights on each GPU reduced")
+    # MoE layers shard their experts over every data-parallel rank too, with or without
+    # --enable-expert-parallel (FusedMoEParallelConfig.make: flatten_tp_across_dp, in
+    # vllm/model_executor/layers/fused_moe/config.py); attention stays whole on each DP rank.
+    dp = positive(val(dep.data_parallel_size))
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
         w = weight_bytes_per_gpu(
-            spec, tp=s.tp, pp=s.pp, stage=stage, quantization=quant, dtype=val(dep.dtype)
+            spec,
+            tp=s.tp,
+            pp=s.pp,
+            stage=stage,
+            quantization=quant,
+            dtype=val(dep.dtype),
+            expert_shards=dp,
         )
         o = overheads(
             spec,
