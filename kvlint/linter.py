@@ -21,6 +21,7 @@ from kvlint.finding import Finding
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.sizing_cache import SizingCache
 from kvlint.suppress import Directive
 from kvlint.suppress import apply as apply_suppressions
 from kvlint.suppress import parse_annotations
@@ -128,12 +129,14 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 @dataclass
 class _Run:
-    """Per-run state: rule instances and the model resolutions (each reference resolved once)."""
+    """Per-run state: rule instances, the model resolutions (each reference resolved once) and
+    the sizings (each model and settings sized once)."""
 
     registry: Registry
     settings: Settings
     models: dict[tuple[str, str], Any] = field(default_factory=dict)
     instances: dict[str, Rule] = field(default_factory=dict)
+    sizings: SizingCache = field(default_factory=SizingCache)
 
     def rule(self, cls: type[Rule]) -> Rule:
         instance = self.instances.get(cls.code)
@@ -164,26 +167,38 @@ class _Run:
         return self.stamp(cls, Problem(problem.span, problem.message))
 
 
+# One file's deployments and findings, as _lint_file returns them.
+FileResult = tuple[list[DeploymentResult], list[Finding]]
+
+
 def lint_paths(
-    paths: Sequence[str], settings: Settings, registry: Registry | None = None
+    paths: Sequence[str], settings: Settings, registry: Registry | None = None, *, jobs: int = 1
 ) -> LintResult:
-    """Check every file under ``paths``; findings sorted by (path, line, column, code)."""
+    """Check every file under ``paths``; findings sorted by (path, line, column, code).
+
+    With ``jobs`` > 1 and many files, the files are linted across a process pool
+    (``kvlint.parallel``); the result is the same as a serial run's, in the same order."""
     from kvlint.registry import default_registry
 
     run = _Run(registry if registry is not None else default_registry(), settings)
-    files: list[str] = []
+    targets = collect_files(paths)
+    if jobs > 1:
+        from kvlint.parallel import lint_files
+
+        per_file = lint_files(run, targets, jobs)
+    else:
+        per_file = [_lint_file(run, path, display) for path, display in targets]
+    files = [display for _, display in targets]
     deployments: list[DeploymentResult] = []
     findings: list[Finding] = []
-    for path, display in collect_files(paths):
-        files.append(display)
-        file_deployments, file_findings = _lint_file(run, path, display)
+    for file_deployments, file_findings in per_file:
         deployments.extend(file_deployments)
         findings.extend(file_findings)
     findings.sort(key=Finding.sort_key)
     return LintResult(tuple(files), tuple(deployments), tuple(findings), run.registry.errors)
 
 
-def _lint_file(run: _Run, path: Path, display: str) -> tuple[list[DeploymentResult], list[Finding]]:
+def _lint_file(run: _Run, path: Path, display: str) -> FileResult:
     from kvlint.deploy.load import load_path
 
     try:
@@ -316,12 +331,11 @@ def _check_deployment(
     run: _Run, dep: Deployment, resolved: Any
 ) -> tuple[Sizing | None, list[Finding]]:
     from kvlint.sizing import Sizing
-    from kvlint.sizing import size
 
     spec = getattr(resolved, "spec", None)
     findings: list[Finding] = []
     try:
-        sizing = size(dep, spec)
+        sizing = run.sizings.size(dep, spec)
         sized = True
     except Exception as exc:  # an arithmetic bug must not end the run
         message = f"internal error while sizing `{dep.name}`: {type(exc).__name__}: {exc}"

@@ -47,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     facts.add_argument(
         "--offline", action="store_true", help="never download a model's config.json"
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        metavar="N",
+        help="check files in N processes when there are many (default: the number of cores)",
+    )
     config = parser.add_mutually_exclusive_group()
     config.add_argument("--config", metavar="FILE", help="use this config file, no discovery")
     config.add_argument("--no-config", action="store_true", help="ignore every config file")
@@ -72,6 +79,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fixes.add_argument(
         "--diff", action="store_true", help="print the fixes as a diff; write nothing"
     )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, got {text!r}")
+    return value
 
 
 def _flat(values: Sequence[Sequence[str]] | None) -> list[str] | None:
@@ -104,6 +121,15 @@ def build_settings(args: argparse.Namespace) -> Settings:
         engine_version=args.engine_version,
         offline=args.offline,
     )
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None:
+        return int(jobs)
+    from kvlint.parallel import default_jobs
+
+    return default_jobs()
 
 
 def choose_format(requested: str | None, stream: TextIO) -> str:
@@ -151,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         status = run_fixes(args, settings)
         if status is not None:
             return status
-    result = lint_paths(args.paths, settings)
+    result = lint_paths(args.paths, settings, jobs=_jobs(args))
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
     summary = summarise(result, settings.fail_on)

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import pathlib
-import queue
 import re
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -281,6 +278,11 @@ def _download(repo_id: str, filename: str, cache: pathlib.Path, deadline: float)
     retry; a linter must answer sooner and print one line, so the call runs in a daemon thread
     with its logger quietened, and a deadline ends the wait.
     """
+    # Imported here, with huggingface_hub: only a download needs a thread and the logger.
+    import logging
+    import queue
+    import threading
+
     from huggingface_hub import hf_hub_download
 
     outcome: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)

@@ -1,0 +1,113 @@
+"""``--jobs``: files checked across processes give the report a serial run gives, byte for byte."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvlint import linter
+from kvlint import parallel
+from kvlint.config import Settings
+from kvlint.linter import FileResult
+from kvlint.linter import lint_paths
+from kvlint.selection import Selection
+from testing.cli import run_cli
+from testing.shared import REPO
+
+# Every deployment file the repository itself holds: each carrier, each engine, plans whose
+# schema fails, a model only a path names; copied into several folders to make a repository.
+INPUTS = sorted(
+    p
+    for folder in ("tests/golden", "tests/fixtures/deployments", "examples")
+    for p in (REPO / folder).rglob("*.y*ml")
+    if not p.name.startswith(".") and "kvlint-plugin-example" not in p.parts
+)
+COPIES = 3
+
+pytestmark = pytest.mark.skipif(
+    parallel.workers_for(100, 2) < 2, reason="no fork on this platform: --jobs runs serially"
+)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("repo")
+    for copy in range(COPIES):
+        for source in INPUTS:
+            target = root / f"team-{copy}" / source.relative_to(REPO)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    # Input problems and unused suppressions (KV906) travel back from the workers too.
+    (root / "team-0" / "broken.yaml").write_text("model: [unclosed\n")
+    (root / "team-1" / "binary.yaml").write_bytes(b"\x00\x01\x02 not yaml")
+    (root / "team-2" / "suppressed.yaml").write_text(
+        "# kvlint: disable=KV905 not ours\napiVersion: v1\nkind: Secret\nmetadata: {name: x}\n"
+        "---\n# kvlint: disable=KV301 stale\nmodel: meta-llama/Llama-3.1-8B-Instruct\n"
+    )
+    return root
+
+
+def test_the_repository_is_big_enough_for_two_workers(repo: Path) -> None:
+    files = linter.collect_files([str(repo)])
+    assert len(files) == COPIES * len(INPUTS) + 3
+    assert parallel.workers_for(len(files), 2) == 2
+
+
+def test_parallel_result_equals_serial(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(Selection(), gpu="H100-80GB", offline=True)
+    serial = lint_paths([str(repo)], settings, jobs=1)
+
+    # Each process records its pid, so the test knows the files really were spread out.
+    pids = tmp_path / "pids"
+    original = linter._lint_file
+
+    def recording(run: linter._Run, path: Path, display: str) -> FileResult:
+        with pids.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return original(run, path, display)
+
+    monkeypatch.setattr(linter, "_lint_file", recording)
+    pooled = lint_paths([str(repo)], settings, jobs=2)
+
+    seen = set(pids.read_text().split())
+    assert len(seen - {str(os.getpid())}) == 2  # two workers, besides the parent's first file
+    assert pooled.files == serial.files
+    assert pooled.findings == serial.findings
+    assert pooled.deployments == serial.deployments
+    assert pooled == serial
+    assert {f.code for f in serial.findings} >= {"KV301", "KV901", "KV906"}
+
+
+@pytest.mark.parametrize("fmt", ["concise", "json", "sarif"])
+def test_cli_output_is_identical_with_and_without_jobs(
+    repo: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["check", "--no-config", "--offline", "--format", fmt, str(repo)]
+    serial = run_cli([*args, "--jobs", "1"], capsys)
+    pooled = run_cli([*args, "--jobs", "2"], capsys)
+    default = run_cli(args, capsys)
+    assert serial.code == 2  # the unreadable files
+    assert pooled == serial
+    assert default == serial
+    assert serial.out.count("KV901") >= 2
+
+
+def test_few_files_are_checked_in_this_process() -> None:
+    assert parallel.workers_for(1, 8) == 1
+    assert parallel.workers_for(parallel.MIN_FILES_PER_WORKER * 2 - 1, 8) == 1
+    assert parallel.workers_for(parallel.MIN_FILES_PER_WORKER * 2, 8) == 2
+    assert parallel.workers_for(10_000, 3) == 3
+    assert parallel.default_jobs() >= 1
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_jobs_must_be_a_positive_number(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(["check", "--jobs", value, "examples/deploy.yaml"], capsys)
+    assert result.code == 2
+    assert "--jobs" in result.err
+    assert f"expected a whole number of processes, got {value!r}" in result.err

@@ -1,0 +1,127 @@
+"""What ``kvlint check`` imports: the heavy packages only on the paths that use them.
+
+Each case runs the real CLI in a fresh interpreter and lists the top-level packages in
+``sys.modules`` afterwards: a structural test, not a timing one. The positive cases (a plan,
+``--format full``, a model outside the catalog) show the test sees an import when it happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.shared import REPO
+
+HEAVY = ("huggingface_hub", "jsonschema", "rich", "multiprocessing")
+PROBE = """
+import json, sys
+from kvlint.main import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps([code, sorted({name.split(".")[0] for name in sys.modules})]), file=sys.stderr)
+"""
+
+VLLM_CONFIG = """\
+# vllm serve --config serve.yaml
+model: meta-llama/Llama-3.1-8B-Instruct
+max-model-len: 32768
+max-num-seqs: 64
+gpu-memory-utilization: 0.9
+"""
+KUBERNETES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  selector: {matchLabels: {app: llama}}
+  template:
+    metadata: {labels: {app: llama}}
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args: [--model=meta-llama/Llama-3.1-8B-Instruct, --max-model-len=131072]
+          resources: {limits: {nvidia.com/gpu: 1}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: llama}
+spec: {ports: [{port: 80}]}
+"""
+
+
+def imported(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    """Run ``kvlint`` with ``args`` in ``tmp_path``; its exit code and imported packages."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
+    env["HF_HUB_OFFLINE"] = "1"
+    env["HF_HOME"] = str(tmp_path / "hf-home")  # an empty cache: nothing found there
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    code, modules = json.loads(done.stderr.strip().splitlines()[-1])
+    return code, set(modules)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("serve.yaml", VLLM_CONFIG), ("deploy.yaml", KUBERNETES)]
+)
+def test_check_on_a_small_file_imports_no_heavy_package(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--gpu", "L4", name)
+    assert code == 1  # findings were reported: the whole pipeline ran
+    assert "kvlint_rules" in modules and "yaml" in modules
+    assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
+
+
+def test_json_output_imports_no_heavy_package(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "check", "--format", "json", "serve.yaml")
+    assert code in (0, 1)
+    assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
+
+
+def test_a_plan_imports_jsonschema_to_validate_it(tmp_path: Path) -> None:
+    plan = REPO / "examples" / "deploy.yaml"
+    code, modules = imported(tmp_path, "check", "--format", "concise", str(plan))
+    assert code == 1
+    assert "jsonschema" in modules
+    assert modules.isdisjoint({"huggingface_hub", "rich"})
+
+
+def test_the_full_format_imports_rich(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "check", "--format", "full", "serve.yaml")
+    assert code in (0, 1)
+    assert "rich" in modules
+    assert modules.isdisjoint({"huggingface_hub", "jsonschema"})
+
+
+def test_a_model_outside_the_catalog_looks_in_the_hugging_face_cache(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text("model: example-org/not-a-catalog-model\n")
+    code, modules = imported(tmp_path, "check", "--format", "concise", "serve.yaml")
+    assert code == 2  # KV902: unknown offline
+    assert "huggingface_hub" in modules
+
+
+def test_many_files_with_jobs_import_multiprocessing(tmp_path: Path) -> None:
+    for index in range(40):
+        (tmp_path / f"serve-{index:02d}.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--jobs", "2", ".")
+    assert code in (0, 1)
+    if sys.platform.startswith("linux"):
+        assert "multiprocessing" in modules
+    assert modules.isdisjoint({"huggingface_hub", "jsonschema", "rich"})
