@@ -69,9 +69,12 @@ def find(dep: Deployment, sizing: Sizing) -> Cause:
         )
         return Cause(text, fallback, n.fix(f"Set `{env}=1` in the environment"))
     release = n.version(dep)
-    if release is not None and release < (0, 21):
+    notes = sizing.engine.notes if sizing.engine else ()
+    if release is not None and any("hybrid KV cache off" in note for note in notes):
+        # The engine accounting turned the hybrid manager off for this release (Gemma 4
+        # before 0.21, vllm-project/vllm#43308); older releases otherwise keep the window.
         label = ".".join(map(str, release))
-        text = f"vLLM {label} pads the groups of {layers} and counts them past the window"
+        text = f"vLLM {label} pages {layers} as full attention, a block for every token"
         return Cause(text, dep.engine_version or fallback, n.fix("Upgrade vLLM"))
     window = max(layer.window or 0 for layer in local)
     batched = _batched(dep, sizing)

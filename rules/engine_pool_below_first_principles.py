@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pydantic
 
+from kvlint.arith.engines.base import EngineEstimate
 from kvlint.deploy.model import Deployment
 from kvlint.finding import Problem
 from kvlint.finding import Severity
@@ -86,7 +87,7 @@ class EnginePoolBelowFirstPrinciples(Rule):
         engine, spec = sizing.engine, sizing.spec
         if engine is None or spec is None:
             return
-        tokens, ideal = engine.kv_cache_tokens, engine.first_principles_tokens
+        tokens, ideal = _admitted_tokens(engine), engine.first_principles_tokens
         opts = self.options
         assert isinstance(opts, Options)
         if not tokens or not ideal or tokens >= opts.ratio * ideal:
@@ -106,3 +107,15 @@ class EnginePoolBelowFirstPrinciples(Rule):
             ("cause", cause),
         )
         yield Problem(target.span, message, fix, numbers)
+
+
+def _admitted_tokens(engine: EngineEstimate) -> int | None:
+    """What the pool holds as the engine admits it: its blocks over one full-length request's
+    blocks, times ``max_model_len`` (the current vLLM's ``get_kv_cache_capacity``). vLLM 0.11
+    and before log ``num_blocks // len(kv_cache_groups) x block_size`` instead, which charges a
+    hybrid model's sliding groups for every token although they keep only the window: Gemma
+    3 27B at 32K on 0.10 logs 46,016 tokens yet admits 6.28 full-length requests (205,807)."""
+    blocks, per_request = engine.num_blocks, engine.blocks_per_request
+    if blocks and per_request and engine.max_model_len:
+        return blocks * engine.max_model_len // per_request
+    return engine.kv_cache_tokens
