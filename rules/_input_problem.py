@@ -25,4 +25,7 @@ class InputProblemRule(Rule):
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         for problem in dep.problems:
             if problem.code == self.code:
-                yield Problem(problem.span, problem.message)
+                # The reader's severity where it knows better than the rule's default (a
+                # flag argparse still takes as an abbreviation is a KV501 warning, not an
+                # error); a severity configured for the rule still wins.
+                yield Problem(problem.span, problem.message, severity=problem.severity)
