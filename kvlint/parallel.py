@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from kvlint.linter import FileResult
     from kvlint.linter import _Run
 
-# A worker costs a fork and the pickling of its results back; below this many files each, the
-# files are linted faster in one process (a file takes 1 to 5 ms once the imports are done).
-MIN_FILES_PER_WORKER = 16
+# A worker costs a fork, and each file's result is pickled back (about 0.5 ms of the 2 to 3 ms a
+# file takes); below this many files per worker the pool saves too little on two busy cores
+# (benchmarks/README.md), so a pre-commit run over a handful of files never forks.
+MIN_FILES_PER_WORKER = 48
 MAX_CHUNK = 32  # files handed to a worker at a time: small enough to balance the workers
 
 # What the forked workers read: set in the parent just before the pool forks, never pickled.

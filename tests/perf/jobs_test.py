@@ -25,7 +25,7 @@ INPUTS = sorted(
     for p in (REPO / folder).rglob("*.y*ml")
     if not p.name.startswith(".") and "kvlint-plugin-example" not in p.parts
 )
-COPIES = 3
+COPIES = 5
 
 pytestmark = pytest.mark.skipif(
     parallel.workers_for(100, 2) < 2, reason="no fork on this platform: --jobs runs serially"

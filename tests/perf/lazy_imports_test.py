@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlint import parallel
 from testing.shared import REPO
 
 HEAVY = ("huggingface_hub", "jsonschema", "rich", "multiprocessing")
@@ -118,7 +119,7 @@ def test_a_model_outside_the_catalog_looks_in_the_hugging_face_cache(tmp_path: P
 
 
 def test_many_files_with_jobs_import_multiprocessing(tmp_path: Path) -> None:
-    for index in range(40):
+    for index in range(2 * parallel.MIN_FILES_PER_WORKER):
         (tmp_path / f"serve-{index:02d}.yaml").write_text(VLLM_CONFIG)
     code, modules = imported(tmp_path, "check", "--format", "concise", "--jobs", "2", ".")
     assert code in (0, 1)
