@@ -97,6 +97,10 @@ def _libyaml() -> _Backend | None:
     return _Backend(compose, yaml.MarkedYAMLError, yaml.YAMLError)
 
 
+# Whitespace holding a TAB between a line's content and its end or its comment.
+_TRAILING_TAB_RE = re.compile(r"(?<=\S)[ \t]*\t[ \t]*(?=#|\r?$)", re.MULTILINE)
+
+
 def _backend(chunk: str) -> _Backend:
     fast = _libyaml()
     if fast is None or "\t" in chunk:
@@ -147,6 +151,11 @@ def parse_documents(
             # JSON allows TAB as whitespace and a raw TAB cannot sit inside a JSON string, so
             # spaces keep every column and let the YAML composer read the file.
             chunk = chunk.replace("\t", " ")
+        elif "\t" in chunk:
+            # A TAB after a line's content is separation whitespace in YAML 1.2 (s-white), and
+            # libyaml / go-yaml (kubectl, Helm) read it; only PyYAML and ruamel.yaml refuse it.
+            # Spaces of the same width keep every column. Indentation TABs stay an error.
+            chunk = _TRAILING_TAB_RE.sub(lambda m: " " * len(m.group()), chunk)
         markers = conflict_markers(body, start, end)
         if markers:
             problems.append(_conflict_problem(source, markers))

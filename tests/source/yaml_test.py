@@ -103,6 +103,19 @@ def test_tab_indentation_message() -> None:
     ]
 
 
+def test_tab_after_a_value_is_whitespace() -> None:
+    # The GKE vLLM-TPU sample's `type: LoadBalancer<TAB>`: libyaml and go-yaml read it.
+    docs, problems = _parse("spec:\n  type: LoadBalancer\t\n  ports: [8000]\t # x\n")
+    assert problems == []
+    [doc] = docs
+    assert isinstance(doc.root, Mapping)
+    spec = doc.root.mapping("spec")
+    assert spec is not None
+    value = spec.scalar("type")
+    assert value is not None and value.text == "LoadBalancer"
+    assert (value.span.line, value.span.column) == (2, 9)
+
+
 def test_conflict_markers() -> None:
     text = "a: 1\n<<<<<<< HEAD\nb: 2\n=======\nb: 3\n>>>>>>> main\n"
     docs, problems = _parse(text)
