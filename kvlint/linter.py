@@ -164,7 +164,9 @@ class _Run:
             return Finding(
                 problem.code, "input-problem", problem.severity, problem.span, problem.message
             )
-        return self.stamp(cls, Problem(problem.span, problem.message))
+        # The reader's severity, as the deployment-level route keeps it (rules/_input_problem.py);
+        # a severity configured for the rule still wins.
+        return self.stamp(cls, Problem(problem.span, problem.message, severity=problem.severity))
 
 
 # One file's deployments and findings, as _lint_file returns them.

@@ -28,12 +28,12 @@ spec:
               nvidia.com/gpu: 1
 """
 # KV501 error + KV907 info
-TYPO = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\nmax-num-seq: 64\n"
+TYPO = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\ngpu-memory-utilisation: 0.9\n"
 NO_GPU = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\n"  # KV907 info only
 UNKNOWN_MODEL = "model: acme/not-a-real-model-7b\n"
 KV501 = (
-    "vllm.yaml:3:1: KV501 unknown flag `max-num-seq` for vllm; did you mean `--max-num-seqs`? "
-    "(argparse takes it as an abbreviation of `--max-num-seqs` today)"
+    "vllm.yaml:3:1: KV501 unknown flag `gpu-memory-utilisation` for vllm; did you mean "
+    "`--gpu-memory-utilization`?"
 )
 KV907 = (
     "vllm.yaml:1:1: KV907 the files do not give the GPU type: the checks that need it did not "
