@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kvlint.finding import Problem
 from kvlint.finding import Severity
 
 from ._input_problem import InputProblemRule
+
+if TYPE_CHECKING:
+    from kvlint.deploy.model import Deployment
+    from kvlint.sizing import Sizing
+
+# Carriers whose model path is read on the machine that runs the engine, as kvlint runs:
+# `vllm serve --config` files and kvlint plans. Everything else describes a container.
+_RUN_HERE = frozenset({"engine_yaml", "plan"})
 
 
 class UnknownModel(InputProblemRule):
@@ -17,7 +29,9 @@ class UnknownModel(InputProblemRule):
     Every capacity and context check needs the model's layers, heads and head size. Without them
     kvlint can only check the settings themselves, so the rules that need the model are skipped
     for that deployment and the run exits with code 2. The message says how to make the model
-    known: a path to its `config.json`, a populated `HF_HOME`, or a catalog entry.
+    known: a path to its `config.json`, a populated `HF_HOME`, or a catalog entry. A model path
+    in a Kubernetes manifest, Helm values or a compose file is a path inside the container, so
+    when it is not on this machine the finding is only info.
 
     ## Example
     ```yaml
@@ -37,3 +51,20 @@ class UnknownModel(InputProblemRule):
     code = "KV902"
     name = "unknown-model"
     severity = Severity.ERROR
+
+    def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        for problem in super().check(dep, sizing):
+            ref = str(dep.model.value) if dep.model is not None else ""
+            if dep.carrier in _RUN_HERE or not problem.message.startswith("model path "):
+                yield problem
+                continue
+            # A manifest's, chart's or compose file's model path is a path inside the
+            # container (the vLLM chart copies the model from S3 into /data/ first): not on
+            # this machine is no mistake in the file, only a fact kvlint lacks.
+            yield Problem(
+                problem.span,
+                f"model path {ref!r} is inside the container, not on this machine: the checks "
+                "that need the model's config.json did not run (name a Hub id or a catalog "
+                "model to check them)",
+                severity=Severity.INFO,
+            )
