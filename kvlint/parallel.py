@@ -52,7 +52,7 @@ def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[
     from kvlint import linter
 
     workers = workers_for(len(files), jobs)
-    if workers < 2:
+    if workers < 2 or _threads_running():
         return [linter._lint_file(run, path, display) for path, display in files]
     import multiprocessing
 
@@ -69,6 +69,13 @@ def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[
         gc.unfreeze()
         _STATE = None
     return results
+
+
+def _threads_running() -> bool:
+    """Whether a thread besides the main one is alive (a Hub download given up on, still
+    retrying): forking then could copy a lock it holds, so the files are linted serially."""
+    threading = sys.modules.get("threading")  # never imported: no thread was ever started
+    return threading is not None and threading.active_count() > 1
 
 
 def _lint_one(index: int) -> Any:

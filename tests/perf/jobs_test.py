@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,20 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def record_pids(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Path:
+    """Make every process that lints a file write its pid to ``pids`` (forked workers inherit
+    the patched module), so a test knows where the files were really linted."""
+    original = linter._lint_file
+
+    def recording(run: linter._Run, path: Path, display: str) -> FileResult:
+        with pids.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return original(run, path, display)
+
+    monkeypatch.setattr(linter, "_lint_file", recording)
+    return pids
+
+
 def test_the_repository_is_big_enough_for_two_workers(repo: Path) -> None:
     files = linter.collect_files([str(repo)])
     assert len(files) == COPIES * len(INPUTS) + 3
@@ -62,16 +77,7 @@ def test_parallel_result_equals_serial(
     settings = Settings(Selection(), gpu="H100-80GB", offline=True)
     serial = lint_paths([str(repo)], settings, jobs=1)
 
-    # Each process records its pid, so the test knows the files really were spread out.
-    pids = tmp_path / "pids"
-    original = linter._lint_file
-
-    def recording(run: linter._Run, path: Path, display: str) -> FileResult:
-        with pids.open("a") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return original(run, path, display)
-
-    monkeypatch.setattr(linter, "_lint_file", recording)
+    pids = record_pids(monkeypatch, tmp_path / "pids")
     pooled = lint_paths([str(repo)], settings, jobs=2)
 
     seen = set(pids.read_text().split())
@@ -111,3 +117,19 @@ def test_jobs_must_be_a_positive_number(value: str, capsys: pytest.CaptureFixtur
     assert result.code == 2
     assert "--jobs" in result.err
     assert f"expected a whole number of processes, got {value!r}" in result.err
+
+
+def test_a_live_thread_keeps_the_run_serial(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = record_pids(monkeypatch, tmp_path / "pids")
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, daemon=True)
+    thread.start()
+    try:
+        result = lint_paths([str(repo)], Settings(Selection(), offline=True), jobs=2)
+    finally:
+        release.set()
+        thread.join()
+    assert set(pids.read_text().split()) == {str(os.getpid())}
+    assert len(result.files) == COPIES * len(INPUTS) + 3
