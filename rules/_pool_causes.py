@@ -60,17 +60,17 @@ def find(dep: Deployment, sizing: Sizing) -> Cause:
     if dep.engine.value != "vllm":
         return Cause(f"{n.engine_name(dep)} sizes {layers} past their window", fallback, None)
     env = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
-    if chunked and not n.truthy(dep.env.get(env)):
-        # vllm/config/vllm.py turns the hybrid manager off for chunked local attention unless
-        # this variable is set (research/engines.md 1b).
+    notes = sizing.engine.notes if sizing.engine else ()
+    if chunked and any("hybrid KV cache off for chunked" in note for note in notes):
+        # vLLM 0.10.1-0.13 turn the hybrid manager off for chunked local attention unless
+        # this variable is set; 0.14 and later only when it is 0 (defaults.py).
         text = (
             f"vLLM turns the hybrid KV cache manager off for chunked attention, so {layers} "
             f"get blocks for every token"
         )
         return Cause(text, fallback, n.fix(f"Set `{env}=1` in the environment"))
     release = n.version(dep)
-    notes = sizing.engine.notes if sizing.engine else ()
-    if release is not None and any("hybrid KV cache off" in note for note in notes):
+    if release is not None and any("hybrid KV cache off: before 0.21" in note for note in notes):
         # The engine accounting turned the hybrid manager off for this release (Gemma 4
         # before 0.21, vllm-project/vllm#43308); older releases otherwise keep the window.
         label = ".".join(map(str, release))

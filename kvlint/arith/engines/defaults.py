@@ -61,6 +61,27 @@ VLLM_MODELS_TYPO_FIXED_SINCE = (0, 21)
 # The V1 engine's GPU-size batch defaults (engines.md 1h) exist in 0.10 and 0.11; before the
 # V1 engine became the default the API server used 2048 batched tokens / 256 sequences.
 VLLM_V1_DEFAULT_SINCE = (0, 10)
+# Llama 4's chunked-local layers and the hybrid KV cache manager (read in the wheels):
+# ChunkedLocalAttentionSpec first ships in 0.10.0, which windows them whenever the manager is
+# on (0.9.2 pages them as full attention); vllm-project/vllm#21761 (0.10.1) turns the manager
+# off for them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set, its default
+# "0" through 0.13.0; from 0.14.0 the default is "1" (#29627), so only an explicit 0 turns it off.
+VLLM_CHUNKED_LOCAL_SPEC_SINCE = (0, 10)
+VLLM_CHUNKED_LOCAL_OFF_SINCE = (0, 10, 1)
+VLLM_CHUNKED_LOCAL_ON_AGAIN_SINCE = (0, 14)
+CHUNKED_LOCAL_ENV = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
+
+
+def vllm_chunked_local_hybrid(version: tuple[int, ...], env: str | None) -> bool:
+    """Whether vLLM ``version`` windows chunked-local layers (the hybrid manager stays on for
+    them), given the environment's VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE."""
+    if version < VLLM_CHUNKED_LOCAL_SPEC_SINCE:
+        return False
+    if version < VLLM_CHUNKED_LOCAL_OFF_SINCE:
+        return True
+    default = "1" if version >= VLLM_CHUNKED_LOCAL_ON_AGAIN_SINCE else "0"
+    value = (env if env is not None else default).strip().lower()
+    return value in ("1", "true")
 
 
 @dataclass(frozen=True)

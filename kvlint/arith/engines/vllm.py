@@ -129,11 +129,15 @@ def resolve_settings(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> V
             mnbt = max(mml, mnbt)
         defaulted.append(f"max_num_batched_tokens {mnbt}")
     hybrid = not flag(dep.disable_hybrid_kv_cache_manager)
-    if any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
-        # Chunked-local attention turns the hybrid manager off unless
-        # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set (vllm/config/vllm.py).
-        allow = dep.env.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")
-        hybrid = hybrid and allow is not None and allow.value.lower() in ("1", "true")
+    if hybrid and any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
+        # Chunked-local attention and the hybrid manager, by release (vllm/config/vllm.py;
+        # defaults.vllm_chunked_local_hybrid says which releases turn it off by default).
+        allow = dep.env.get(D.CHUNKED_LOCAL_ENV)
+        if not D.vllm_chunked_local_hybrid(version, allow.value if allow else None):
+            hybrid = False
+            defaulted.append(
+                f"hybrid KV cache off for chunked attention ({D.CHUNKED_LOCAL_ENV} unset or 0)"
+            )
     if flag(dep.disable_sliding_window):
         hybrid = False
     if hybrid and spec.model_type.startswith("gemma4") and version < GEMMA4_HYBRID_SINCE:

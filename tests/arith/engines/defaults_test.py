@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.arith.engines.defaults import parse_version
+from kvlint.arith.engines.defaults import vllm_chunked_local_hybrid
 from kvlint.arith.engines.defaults import vllm_defaults
 from kvlint.arith.engines.defaults import vllm_version
 from kvlint.arith.gpus import lookup_gpu
@@ -51,3 +52,16 @@ def test_mla_block_size_by_backend() -> None:
     assert vllm_block_size(False, (0, 33), lookup_gpu("B200")) == 16
     assert vllm_block_size(True, (0, 33), lookup_gpu("H100")) == 64  # FlashMLA
     assert vllm_block_size(True, (0, 33), lookup_gpu("B200")) == 128  # CUTLASS MLA
+
+
+def test_chunked_local_layers_and_the_hybrid_manager_by_release() -> None:
+    # Read in the wheels: 0.9.2 has no ChunkedLocalAttentionSpec; 0.10.0 windows the layers;
+    # 0.10.1-0.13.0 need VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1; 0.14.0 and
+    # later default it to 1.
+    assert vllm_chunked_local_hybrid((0, 9, 2), "1") is False
+    assert vllm_chunked_local_hybrid((0, 10, 0), None) is True
+    assert vllm_chunked_local_hybrid((0, 10, 1), None) is False
+    assert vllm_chunked_local_hybrid((0, 13, 0), None) is False
+    assert vllm_chunked_local_hybrid((0, 13, 0), "1") is True
+    assert vllm_chunked_local_hybrid((0, 14, 0), None) is True
+    assert vllm_chunked_local_hybrid((0, 33, 0), "0") is False
