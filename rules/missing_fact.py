@@ -69,8 +69,18 @@ class MissingFact(InputProblemRule):
             missing = [m for m in missing if "model" not in m.lower()]
         if dep.gpu is not None:
             # A GPU is named but kvlint cannot place it: KV903 says so, with the known names.
-            missing = [m for m in missing if "gpu" not in m.lower()]
+            # An accelerator it knows but does not size (a TPU) has no KV903: say it here.
+            missing = [m for m in missing if "gpu" not in m.lower() or "out of scope" in m]
         if found or not missing:
+            return
+        scope = next((m for m in missing if "out of scope" in m), None)
+        if scope is not None:
+            # "GPU memory (Google TPU v6e (Trillium) is a TPU: out of scope)"
+            what = scope.partition("(")[2].rpartition(":")[0] or scope
+            message = (
+                f"{what}, which kvlint does not size: the checks that need GPU memory did not run"
+            )
+            yield Problem(dep.span, message)
             return
         facts = ", the ".join(missing)
         message = f"the files do not give the {facts}: the checks that need it did not run"

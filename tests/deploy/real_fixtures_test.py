@@ -119,7 +119,7 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], list[tuple[str, int, int]]]] = 
             (
                 "vllm",
                 "meta-llama/Llama-3.1-70B",
-                None,
+                "tpu-v6e-slice",  # a TPU: KV907 says kvlint does not size it
                 None,
                 {"tensor-parallel-size": 8, "max-model-len": 4096, "max-num-seqs": 128},
             )

@@ -35,6 +35,9 @@ GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu")
 GPU_LABELS = (
     "nvidia.com/gpu.product",
     "cloud.google.com/gke-accelerator",
+    # A GKE TPU slice (tpu-v6e-slice): kvlint knows it is a TPU and says so instead of asking
+    # for a GPU the pod does not have.
+    "cloud.google.com/gke-tpu-accelerator",
     "karpenter.k8s.aws/instance-gpu-name",
     "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type",
