@@ -54,6 +54,20 @@ class Fix(NamedTuple):
     applicability: Applicability = Applicability.UNSAFE
 
 
+FIXABLE = "[*]"  # `--fix` applies it (an unsafe fix only with `--unsafe-fixes`)
+UNSAFE_FIX = "[~]"  # an unsafe fix `--fix` leaves alone unless `--unsafe-fixes` is given
+
+
+def fix_marker(fix: Fix | None, *, unsafe_fixes: bool = False) -> str:
+    """How a text report flags a finding's fix: ``[*]`` when ``--fix`` applies it, ``[~]`` when
+    it needs ``--unsafe-fixes`` too, ``""`` when there is nothing to apply (advice only)."""
+    if fix is None or not fix.edits:
+        return ""
+    if fix.applicability is Applicability.SAFE or unsafe_fixes:
+        return FIXABLE
+    return UNSAFE_FIX
+
+
 class Problem(NamedTuple):
     """What a rule yields: the span of the value to change and a one-line message."""
 

@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
 
+from kvlint.finding import FIXABLE
+from kvlint.finding import UNSAFE_FIX
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Span
+from kvlint.finding import fix_marker
 
 if TYPE_CHECKING:
     import argparse
@@ -43,8 +46,9 @@ if TYPE_CHECKING:
 
 BOM = "\ufeff"
 MAX_ROUNDS = 20
-FIXABLE = "[*]"  # `--fix` applies it (an unsafe fix only with `--unsafe-fixes`)
-UNSAFE = "[~]"  # an unsafe fix `--fix` leaves alone unless `--unsafe-fixes` is given
+# The markers live beside the Fix record, so reporters need not import the fixer.
+UNSAFE = UNSAFE_FIX
+marker = fix_marker
 
 # A replacement written as a plain YAML scalar: no indicator first, no `: ` or ` #`, nothing a
 # flow collection would split on. Anything else is written double-quoted.
@@ -54,16 +58,6 @@ _PLAIN = re.compile(r"(?!- )[A-Za-z0-9_.+/-](?:[A-Za-z0-9_.+/ -]*[A-Za-z0-9_.+/-
 _WORD = re.compile(r"[A-Za-z0-9_.+/=@%-]+\Z")
 _JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z|true\Z|false\Z")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
-
-
-def marker(fix: Fix | None, *, unsafe_fixes: bool = False) -> str:
-    """How a text report flags a finding's fix: ``[*]`` when ``--fix`` applies it, ``[~]`` when
-    it needs ``--unsafe-fixes`` too, ``""`` when there is nothing to apply (advice only)."""
-    if fix is None or not fix.edits:
-        return ""
-    if fix.applicability is Applicability.SAFE or unsafe_fixes:
-        return FIXABLE
-    return UNSAFE
 
 
 def applicable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:

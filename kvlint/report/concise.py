@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.finding import Severity
+from kvlint.finding import fix_marker
 from kvlint.report.base import Reporter
 
 if TYPE_CHECKING:
@@ -22,11 +23,10 @@ class ConciseReporter(Reporter):
     def finding(self, finding: Finding) -> None:
         if self.options.statistics:
             return
-        from kvlint.fix import marker  # the fixer's module, only when there is a finding
 
         location = finding.span.location()
         # ruff's `[*]`: --fix applies this fix; `[~]`: it needs --unsafe-fixes as well.
-        mark = marker(finding.fix, unsafe_fixes=self.options.unsafe_fixes)
+        mark = fix_marker(finding.fix, unsafe_fixes=self.options.unsafe_fixes)
         message = f"{mark} {finding.message}" if mark else finding.message
         if self.options.color:
             colour = _COLOURS[finding.severity]

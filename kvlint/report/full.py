@@ -12,6 +12,7 @@ from rich.text import Text
 
 from kvlint.finding import Finding
 from kvlint.finding import Severity
+from kvlint.finding import fix_marker
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.figures import counted
@@ -171,7 +172,8 @@ class FullReporter(Reporter):
         if finding.fix is not None and self.options.show_fixes:
             fix = Text()
             fix.append("  = ", style="blue")
-            fix.append("fix: ", style="bold")
+            mark = fix_marker(finding.fix, unsafe_fixes=self.options.unsafe_fixes)
+            fix.append(f"fix {mark}: " if mark else "fix: ", style="bold")
             fix.append(printable(finding.fix.title))
             self.console.print(fix)
         rows = list(finding.numbers)

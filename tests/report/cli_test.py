@@ -109,7 +109,7 @@ def test_full_format_frames_the_value(repo: Path, capsys: pytest.CaptureFixture[
         "21 |             - --max-num-seqs=256\n   |                              ^^^ KV301\n"
         in first
     )
-    assert "  = fix: Lower `max_num_seqs` to " in first
+    assert "  = fix [~]: Lower `max_num_seqs` to " in first
 
 
 def test_full_format_in_colour_when_asked(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
