@@ -9,10 +9,11 @@ documents, vLLM ``--config`` files, Helm values of the vLLM production stack, do
 files; every model in kvlint's offline catalog), then runs, on the same files and in the same
 run: ``python -c pass`` (the interpreter floor), ``yamllint`` with its default config, ``kvlint
 check`` cold (an empty bytecode cache: the first run after an install that compiled nothing),
-``kvlint check`` warm (bytecode cached, as after ``pip install``) and, for N > 1, warm with
-``--jobs 1`` (serial). Each row gives the median wall time, CPU time (user + system of the
-process and the children it waited for, from ``wait4``), ``ru_maxrss`` (the largest single
-process) and the sampled peak RSS of the whole process tree (what the pool costs together).
+``kvlint check`` warm (bytecode cached, as after ``pip install``; the default ``--jobs``, the
+idle cores) and, for N > 1, warm with ``--jobs 1`` (serial) and ``--jobs`` the number of cores.
+Each row gives the median wall time, CPU time (user + system of the process and the children it
+waited for, from ``wait4``), ``ru_maxrss`` (the largest single process) and the sampled peak RSS
+of the whole process tree (what the pool costs together).
 
 Bytecode goes to a private ``PYTHONPYCACHEPREFIX`` so nothing is written into the work tree and
 ``PYTHONDONTWRITEBYTECODE`` (set in some shells) cannot make every run a cold one. See
@@ -467,8 +468,11 @@ def bench_size(count: int, workdir: Path, repeat: int, jobs: str | None) -> list
     rows.append(run("kvlint check (cold)", kvlint, env, repo, 1))
     rows.append(run("kvlint check (warm)", kvlint, env, repo, repeat, warm_up=on_one(kvlint)))
     if count > 1:
-        serial = [*kvlint[:2], "--jobs", "1", *kvlint[2:]]
-        rows.append(run("kvlint check --jobs 1", serial, env, repo, repeat))
+        cores = str(os.cpu_count() or 1)
+        for jobs_value in dict.fromkeys(("1", cores)):
+            explicit = [*kvlint[:2], "--jobs", jobs_value, *kvlint[2:]]
+            label = f"kvlint check --jobs {jobs_value}"
+            rows.append(run(label, explicit, env, repo, repeat))
     return rows
 
 
@@ -484,9 +488,8 @@ def report(count: int, rows: list[Row]) -> None:
         )
     by_label = {row.label: row for row in rows}
     yamllint = by_label["yamllint"]
-    for label in ("kvlint check (warm)", "kvlint check --jobs 1"):
-        if label in by_label:
-            row = by_label[label]
+    for label, row in by_label.items():
+        if label.startswith("kvlint check") and "cold" not in label:
             print(
                 f"\n{label} / yamllint: wall {row.median('wall') / yamllint.median('wall'):.2f}x,"
                 f" CPU {row.median('cpu') / yamllint.median('cpu'):.2f}x"

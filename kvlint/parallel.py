@@ -1,10 +1,12 @@
-"""Files linted across a pool of forked processes, results in file order, as a serial run gives.
+"""Files linted across forked worker processes, results in file order, as a serial run gives.
 
 A worker is a fork of the process that has already linted the first file, so it starts with
 every module imported, the catalog read and that file's models resolved (copy-on-write, no
-pickling of the rules or the settings); each worker then resolves the models it meets once.
-Only the per-file results travel back, and ``Pool.map`` returns them in the order of the files.
-Where ``fork`` is not available (Windows) or not safe (macOS), files are linted serially.
+pickling of the rules or the settings); it lints every n-th file and sends the results back in
+batches through a pipe. The parent starts no thread and waits on the pipes; files a worker
+never returned (it was killed, or a bug ended it) are linted in the parent afterwards, so the
+outcome is always the serial run's: the same report, or the same internal error. Where ``fork``
+is not available (Windows) or not safe (macOS), files are linted serially.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
     from kvlint.linter import FileResult
     from kvlint.linter import _Run
 
@@ -25,18 +31,27 @@ if TYPE_CHECKING:
 # file takes); below this many files per worker the pool saves too little on two busy cores
 # (benchmarks/README.md), so a pre-commit run over a handful of files never forks.
 MIN_FILES_PER_WORKER = 48
-MAX_CHUNK = 32  # files handed to a worker at a time: small enough to balance the workers
+BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
 # What the forked workers read: set in the parent just before the pool forks, never pickled.
 _STATE: tuple[_Run, Sequence[tuple[Path, str]]] | None = None
 
 
 def default_jobs() -> int:
-    """The number of cores this process may run on."""
+    """The cores not already busy: the cores this process may use, less the 1-minute load
+    average (all of them on an idle machine, one on a saturated one).
+
+    A pool only pays with idle cores: on a busy machine it costs a third more CPU for the
+    pickling and the forks and finishes later than one process (benchmarks/README.md)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows, or no load average to read
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 def workers_for(files: int, jobs: int) -> int:
@@ -55,20 +70,48 @@ def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[
     if workers < 2 or _threads_running():
         return [linter._lint_file(run, path, display) for path, display in files]
     import multiprocessing
+    from multiprocessing.connection import wait
 
+    results: list[FileResult | None] = [None] * len(files)
     # The first file is linted here, before the fork, so the workers inherit its imports.
-    results = [linter._lint_file(run, *files[0])]
+    results[0] = linter._lint_file(run, *files[0])
+    context = multiprocessing.get_context("fork")
     global _STATE
     _STATE = (run, files)
-    chunk = max(1, min(MAX_CHUNK, (len(files) - 1) // (workers * 4)))
     gc.freeze()  # keep the collector from touching (and so copying) the parent's objects
+    processes = []
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results.extend(pool.map(_lint_one, range(1, len(files)), chunksize=chunk))
+        readers: dict[Connection[Any, Any], BaseProcess] = {}
+        for first in range(1, workers + 1):
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=_work, args=(first, workers, writer), daemon=True)
+            process.start()
+            writer.close()  # the parent's copy: the reader sees EOF once the worker's is closed
+            processes.append(process)
+            readers[reader] = process
+        while readers:
+            for ready in wait(list(readers)):
+                connection = cast("Connection[Any, Any]", ready)  # one of the readers
+                try:
+                    batch = connection.recv()
+                except EOFError:  # the worker is done, or ended before sending everything
+                    readers.pop(connection).join()
+                    connection.close()
+                    continue
+                for index, result in batch:
+                    results[index] = result
     finally:
         gc.unfreeze()
         _STATE = None
-    return results
+        for process in processes:
+            if process.is_alive():  # only when the parent is interrupted
+                process.terminate()
+            process.join()
+    # What a worker never returned is linted here: the serial run's result, or its error.
+    return [
+        result if result is not None else linter._lint_file(run, *files[index])
+        for index, result in enumerate(results)
+    ]
 
 
 def _threads_running() -> bool:
@@ -78,10 +121,24 @@ def _threads_running() -> bool:
     return threading is not None and threading.active_count() > 1
 
 
-def _lint_one(index: int) -> Any:
+def _work(first: int, step: int, writer: Any) -> None:
+    """A worker: files ``first``, ``first + step``, ... sent back in batches of ``BATCH``."""
     from kvlint import linter
 
     assert _STATE is not None, "a worker runs only inside lint_files"
     run, files = _STATE
-    path, display = files[index]
-    return linter._lint_file(run, path, display)
+    batch: list[tuple[int, FileResult]] = []
+    try:
+        for index in range(first, len(files), step):
+            batch.append((index, linter._lint_file(run, *files[index])))
+            if len(batch) == BATCH:
+                writer.send(batch)
+                batch = []
+        if batch:
+            writer.send(batch)
+    except BaseException:
+        # Quietly, without the traceback multiprocessing would print: the parent lints what is
+        # missing and so reports the error as a serial run does (or stops, on an interrupt).
+        pass
+    finally:
+        writer.close()

@@ -111,6 +111,22 @@ def test_few_files_are_checked_in_this_process() -> None:
     assert parallel.default_jobs() >= 1
 
 
+def test_the_default_is_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 1.0, 1.0))
+    assert parallel.default_jobs() == 4
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert parallel.default_jobs() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 1.0, 1.0))
+    assert parallel.default_jobs() == 1
+
+    def unreadable() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", unreadable)
+    assert parallel.default_jobs() == 4
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "two"])
 def test_jobs_must_be_a_positive_number(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(["check", "--jobs", value, "examples/deploy.yaml"], capsys)
@@ -133,3 +149,38 @@ def test_a_live_thread_keeps_the_run_serial(
         thread.join()
     assert set(pids.read_text().split()) == {str(os.getpid())}
     assert len(result.files) == COPIES * len(INPUTS) + 3
+
+
+def test_files_a_killed_worker_never_returned_are_linted_here(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(Selection(), offline=True)
+    serial = lint_paths([str(repo)], settings, jobs=1)
+    parent = os.getpid()
+    original = linter._lint_file
+
+    def dying(run: linter._Run, path: Path, display: str) -> FileResult:
+        if os.getpid() != parent and path.name == "values.yaml":
+            (tmp_path / f"killed-{os.getpid()}").touch()
+            os._exit(9)  # as the kernel's OOM killer would end it: no exception, no message
+        return original(run, path, display)
+
+    monkeypatch.setattr(linter, "_lint_file", dying)
+    assert lint_paths([str(repo)], settings, jobs=2) == serial
+    assert len(list(tmp_path.glob("killed-*"))) == 2  # both workers met a values.yaml and died
+
+
+def test_a_bug_in_a_worker_is_the_serial_runs_error_without_a_traceback(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    original = linter._lint_file
+
+    def buggy(run: linter._Run, path: Path, display: str) -> FileResult:
+        if path.name == "values.yaml":
+            raise ZeroDivisionError("a bug outside the per-file guards")
+        return original(run, path, display)
+
+    monkeypatch.setattr(linter, "_lint_file", buggy)
+    with pytest.raises(ZeroDivisionError, match="outside the per-file guards"):
+        lint_paths([str(repo)], Settings(Selection(), offline=True), jobs=2)
+    assert "Traceback" not in capfd.readouterr().err
