@@ -30,6 +30,10 @@ _NAMED_UNITS = {
     "tb": 10**12,
 }
 
+# The largest count or size any engine stores (C / torch int64): a value above it is refused
+# where it is read, which also keeps every float conversion in the arithmetic finite.
+INT64_MAX = 2**63 - 1
+
 _DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
@@ -44,7 +48,11 @@ def parse_size(text: str | int | float) -> int:
     if isinstance(text, bool):
         raise ValueError(f"expected a size such as '320 KiB' or '2.62 GB', got {text!r}")
     if isinstance(text, (int, float)):
-        return _finite_nonnegative(float(text), str(text))
+        try:
+            value = float(text)
+        except OverflowError:  # an int of hundreds of digits: no size is that large
+            value = math.inf
+        return _finite_nonnegative(value, str(text))
     match = _SIZE_RE.match(text)
     if match is None:
         raise ValueError(f"expected a size such as '320 KiB' or '2.62 GB', got {text!r}")
@@ -83,7 +91,10 @@ def parse_human_int(text: str | int) -> int:
     if match:
         number, suffix = match.groups()
         if suffix in _DECIMAL_SUFFIX:
-            return int(float(number) * _DECIMAL_SUFFIX[suffix])
+            scaled = float(number) * _DECIMAL_SUFFIX[suffix]
+            if not math.isfinite(scaled):  # hundreds of digits before the suffix
+                raise ValueError(f"expected an integer such as 8192, 32k or 128K, got {text!r}")
+            return int(scaled)
         if "." in number:
             raise ValueError(
                 f"decimals are not allowed with binary suffixes like {suffix!r}; "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvlint.arith.units import INT64_MAX
 from kvlint.arith.units import parse_human_int
 from kvlint.arith.units import parse_size
 from kvlint.deploy.carriers.base import Context
@@ -76,6 +77,8 @@ def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
             return None
         try:
             parsed = parse(value.value)
+            if isinstance(parsed, int) and abs(parsed) > INT64_MAX:  # keeps the arithmetic finite
+                raise ValueError(f"out of range: a number of {len(str(parsed))} digits")
         except (ValueError, TypeError) as exc:
             message = f"`claims.{key}`: {exc}"
             problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from kvlint.arith.units import INT64_MAX
 from kvlint.arith.units import parse_human_int
 from kvlint.deploy.engines.argv import Token
 from kvlint.deploy.model import Deployment
@@ -242,6 +243,8 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
                 value = parse_human_int(raw if isinstance(raw, int) else str(raw))
             if kind != "int" and value <= 0:
                 return None, f"`{spelled}` must be a positive integer, got `{raw}`"
+            if abs(value) > INT64_MAX:  # no engine stores it (C / torch int64); bounds arithmetic
+                return None, f"`{spelled}` is out of range: {_digits(value)}"
             if (
                 setting.minimum is not None and value < setting.minimum
             ) or value in setting.refused:
@@ -253,6 +256,8 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
             number = float(raw)
             if not math.isfinite(number):
                 raise ValueError
+            if abs(number) > INT64_MAX:
+                return None, f"`{spelled}` is out of range: {_digits(raw)}"
             if kind == "fraction" and not 0 < number <= 1:
                 return None, f"`{spelled}` must be a fraction in (0, 1], got `{raw}`"
             return number, None
@@ -260,13 +265,18 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
             if isinstance(raw, (dict, list)):
                 return raw, None
             return json.loads(str(raw)), None
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # float() of a 400-digit int overflows
         return None, _type_message(setting, spelled, raw)
     text = str(raw)
     if setting.choices and text not in setting.choices:
         allowed = ", ".join(setting.choices)
         return None, f"`{spelled}` must be one of {allowed}; got `{text}`"
     return text, None
+
+
+def _digits(value: Any) -> str:
+    text = str(value)
+    return f"`{text}`" if len(text) <= 24 else f"a number of {len(text)} characters"
 
 
 def _range(setting: Setting) -> str:
