@@ -91,6 +91,8 @@ def load_config_file(path: pathlib.Path) -> ModelSpec:
         raise KvlintError(f"the model config is not valid JSON: {exc.msg}", span) from None
     except RecursionError:
         raise KvlintError("the model config is nested too deeply", path=shown) from None
+    except ValueError:  # an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+        raise KvlintError("the model config holds a number too long to read", path=shown) from None
     if not isinstance(config, dict):
         raise KvlintError(
             f"the model config must be a JSON object, got {type(config).__name__}", path=shown

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
 
+from kvlint.arith.units import INT64_MAX
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
 from kvlint.model.spec import CacheKind
@@ -20,6 +21,9 @@ Locator = Callable[[tuple[str, ...]], "tuple[int, int] | None"]
 # Old and family-specific spellings, first present wins (vLLM `CONFIG_FIELD_ALIASES`,
 # vllm/transformers_utils/config.py, and transformers' per-model `attribute_map`s).
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+# The deepest published checkpoints have a few hundred layers; a config claiming more than this
+# is hostile or broken, and would cost a LayerSpec per claimed layer.
+MAX_LAYERS = 10_000
 HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
 HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
 # vllm/config/model.py `get_total_num_kv_heads`: the first present of these, else the head count.
@@ -87,6 +91,9 @@ class ConfigView:
             raise self.error(key, f"`{self.key_name(key)}` must be an integer, got {value!r}")
         if isinstance(value, float) and not value.is_integer():
             raise self.error(key, f"`{self.key_name(key)}` must be an integer, got {value!r}")
+        if abs(value) > INT64_MAX:  # 1e308 or 400 digits: no config count is that large
+            digits = len(str(int(value)))
+            raise self.error(key, f"`{self.key_name(key)}` is out of range ({digits} digits)")
         number = int(value)
         if number < minimum:
             raise self.error(
@@ -236,6 +243,13 @@ def read_head_dim(cfg: ConfigView, hidden: int, heads: int, keys: Sequence[str] 
 def read_shape(cfg: ConfigView, *, head_dim_keys: Sequence[str] = ()) -> Shape:
     """The generic decoder shape, old key names included."""
     layers = cfg.int_of(LAYER_KEYS, what="the layer count")
+    if layers > MAX_LAYERS:  # every family builds one LayerSpec per layer: bound the memory
+        key = cfg.first_key(LAYER_KEYS) or LAYER_KEYS[0]
+        digits = len(str(layers))
+        shown = str(layers) if digits <= 20 else f"a {digits}-digit number"
+        raise cfg.error(
+            key, f"`{cfg.key_name(key)}` is {shown}: no model has more than {MAX_LAYERS} layers"
+        )
     hidden = cfg.int_of(HIDDEN_KEYS, what="the hidden size")
     heads = cfg.int_of(HEAD_KEYS, what="the attention head count")
     kv = read_kv_heads(cfg, heads)
