@@ -317,7 +317,8 @@ def _resolve_model(run: _Run, dep: Deployment, base_dir: Path) -> tuple[Deployme
             run.models[key] = KvlintError(message)
     resolved = run.models[key]
     if isinstance(resolved, KvlintError):
-        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, resolved.message, Severity.ERROR)
+        # str() names the model file (and line:col) when the error lies in it, not in this file.
+        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, str(resolved), Severity.ERROR)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
     return dep, resolved
 
