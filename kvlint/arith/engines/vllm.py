@@ -26,6 +26,7 @@ from kvlint.arith.engines.vllm_paging import stage_layout
 from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
+from kvlint.arith.units import INT64_MAX
 from kvlint.arith.units import GiB
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
@@ -361,7 +362,12 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     # --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py).
     offload_setting = setting(dep.settings, "cpu-offload-gb")
     offload = 0
-    if isinstance(offload_setting, (int, float)) and not isinstance(offload_setting, bool):
+    if (
+        isinstance(offload_setting, (int, float))
+        and not isinstance(offload_setting, bool)
+        # an untyped setting: NaN, infinity, negatives and 400-digit ints are not an offload
+        and 0 < offload_setting <= INT64_MAX // GiB
+    ):
         offload = round(float(offload_setting) * GiB)
         notes.append(f"cpu_offload_gb {offload_setting:g}: weights on each GPU reduced")
     # MoE layers shard their experts over every data-parallel rank too, with or without

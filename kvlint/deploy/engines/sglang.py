@@ -40,6 +40,8 @@ SETTINGS = {
         Setting("speculative-draft-model-path", "str", "speculative_model"),
         Setting("json-model-override-args", "json", "hf_overrides"),
         Setting("max-total-tokens", "int"),
+        # sglang/srt/server_args.py: SWA tokens per full-attention token, in (0, 1].
+        Setting("swa-full-tokens-ratio", "fraction"),
         Setting("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "bool", "allow_long_max_model_len"),
     )
 }
