@@ -30,6 +30,9 @@ MAX_DEPTH = 200
 # Nodes an alias may add beyond the file's own: generous for compose anchors (x-common: &c),
 # far below what a billion-laughs document needs.
 ALIAS_BUDGET = 100_000
+# Characters aliases may repeat: a 100 kB anchor aliased 10,000 times is only 10,000 nodes, but
+# a flag value joined from it is 1 GB (the "quadratic blowup").
+ALIAS_TEXT_BUDGET = 16 * 2**20
 
 _DOC_START_RE = re.compile(r"^---(?=[ \t]|$)", re.MULTILINE)
 _PLACEHOLDER_RE = re.compile(r"\{\{[^}\n]*\}\}")
@@ -245,6 +248,7 @@ class _Converter:
         self.offset = offset
         self.first_line = source.position(offset)[0] - 1
         self.budget = ALIAS_BUDGET
+        self.text_budget = ALIAS_TEXT_BUDGET
         self.seen: set[int] = set()
         self.problems: list[InputProblem] = []
 
@@ -266,8 +270,12 @@ class _Converter:
         if id(node) in self.seen:
             # An alias: charged against the budget, so expansion cannot explode.
             self.budget -= 1
-            if self.budget < 0:
-                message = "too many alias expansions (a YAML 'billion laughs' bomb?): refused"
+            self.text_budget -= end - start
+            if self.budget < 0 or self.text_budget < 0:
+                message = (
+                    "aliases expand too far (a YAML 'billion laughs' or quadratic-blowup "
+                    "bomb?): refused"
+                )
                 raise _Refused(unreadable(self.source.span(start), message))
         else:
             self.seen.add(id(node))
