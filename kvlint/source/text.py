@@ -11,6 +11,13 @@ from kvlint.deploy.model import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
 
+# UTF-32 first: its little-endian mark begins with UTF-16's.
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
@@ -60,6 +67,10 @@ def unreadable(span: Span, message: str) -> InputProblem:
 
 def decode(path: str, data: bytes) -> tuple[SourceText | None, list[InputProblem]]:
     """UTF-8 text (a BOM dropped), or a KV901 problem for binary content or invalid UTF-8."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            message = f"{name} text (byte-order mark): save the file as UTF-8"
+            return None, [unreadable(Span(path, 1, 1), message)]
     if b"\x00" in data[:8192]:
         return None, [unreadable(Span(path, 1, 1), "binary file (NUL bytes): not a YAML or JSON")]
     try:
