@@ -110,13 +110,22 @@ def collect_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
         elif path.exists():
             items = [(path, arg)]
         else:
-            raise KvlintError("no such file or directory", path=arg)
+            # exists() follows links: a loop or a dangling link reads as missing, say which.
+            why = "a symlink that loops or points nowhere" if path.is_symlink() else ""
+            raise KvlintError(why or "no such file or directory", path=arg)
         for item in items:
-            key = item[0].resolve()
+            key = _resolved(item[0])
             if key not in seen:
                 seen.add(key)
                 out.append(item)
     return out
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        return path.absolute()
 
 
 def _walk(folder: Path) -> Iterator[Path]:

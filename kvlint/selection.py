@@ -120,7 +120,7 @@ class Selection:
             try:
                 rel = Path(path).resolve().relative_to(self.base_dir.resolve())
                 candidates.add(rel.as_posix())
-            except (ValueError, OSError):
+            except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
                 pass
         return any(fnmatch.fnmatch(c, pattern) for c in candidates)
 
