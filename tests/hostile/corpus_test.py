@@ -1,0 +1,402 @@
+"""The adversarial corpus through the real CLI: each input ends in findings or one clear exit-2
+message naming the file and position, never a traceback, a hang (60 s guard) or more than 1 GiB.
+
+Small inputs are files under ``corpus/``; big or special ones (a 50 MiB file, 10,000-level
+nesting, a quadratic blowup, a symlink loop, a FIFO, an unreadable file) are made here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.runner import FINDING_RE
+from tests.hostile.runner import Outcome
+from tests.hostile.runner import run_kvlint
+from tests.hostile.runner import run_python
+
+CORPUS = Path(__file__).parent / "corpus"
+ARGS = ("check", "--offline", "--no-config", "--format", "concise", "--color", "never")
+REMOTE_CODE = "open('PWNED-remote-code', 'w').close()\n"
+
+# Every case: (argument, exit code, the output lines as prefixes, in order). A prefix holds the
+# position and code and enough of the message to say the answer is the right one.
+CASES: dict[str, tuple[int, list[str]]] = {
+    "billion-laughs.yaml": (
+        2,
+        ["billion-laughs.yaml:2:57: KV901 aliases expand too far (a YAML 'billion laughs'"],
+    ),
+    "quadratic-blowup.yaml": (
+        2,
+        ["quadratic-blowup.yaml:3:19: KV901 aliases expand too far"],
+    ),
+    "nesting-10000-flow-sequences.yaml": (
+        2,
+        ["nesting-10000-flow-sequences.yaml:1:1: KV901 YAML nesting is too deep to read"],
+    ),
+    "nesting-10000-flow-mappings.yaml": (
+        2,
+        ["nesting-10000-flow-mappings.yaml:1:1: KV901 YAML nesting is too deep to read"],
+    ),
+    "nesting-10000-block-sequences.yaml": (
+        2,
+        ["nesting-10000-block-sequences.yaml:1:1: KV901 YAML nesting is too deep to read"],
+    ),
+    "nesting-1000-block-mappings.yaml": (
+        2,
+        ["nesting-1000-block-mappings.yaml:1:1: KV901 YAML nesting is too deep to read"],
+    ),
+    "big-50mib.yaml": (
+        2,
+        [
+            "big-50mib.yaml:1:1: KV901 50 MiB is too large for a deployment file "
+            "(the limit is 16 MiB): not read"
+        ],
+    ),
+    "binary.yaml": (2, ["binary.yaml:1:1: KV901 binary file (NUL bytes): not a YAML or JSON"]),
+    "invalid-utf8.yaml": (
+        2,
+        ["invalid-utf8.yaml:2:23: KV901 invalid UTF-8 (byte 0xe9): save the file as UTF-8"],
+    ),
+    "utf16-bom.yaml": (
+        2,
+        ["utf16-bom.yaml:1:1: KV901 UTF-16 text (byte-order mark): save the file as UTF-8"],
+    ),
+    # An empty YAML stream and a stream of comments hold no document: nothing to check.
+    "empty.yaml": (0, []),
+    "only-comments.yaml": (0, []),
+    "duplicate-keys.yaml": (
+        2,
+        [
+            "duplicate-keys.yaml:1:1: KV907 the files do not give the GPU type",
+            "duplicate-keys.yaml:4:1: KV901 duplicate key `max-model-len` (first at line 2)",
+        ],
+    ),
+    "tab-indent.yaml": (
+        2,
+        ["tab-indent.yaml:3:1: KV901 a TAB character where YAML allows only spaces"],
+    ),
+    "nan-infinity.yaml": (
+        1,
+        [
+            "nan-infinity.yaml:1:1: KV907 ",
+            "nan-infinity.yaml:2:16: KV502 `max-model-len` expects an integer such as 8192, "
+            "32k or 128K (or -1 / auto), got `nan`",
+            "nan-infinity.yaml:3:15: KV502 `max-num-seqs` expects an integer, got `inf`",
+            "nan-infinity.yaml:4:25: KV502 `gpu-memory-utilization` expects a fraction such as "
+            "0.9, got `-inf`",
+            "nan-infinity.yaml:5:23: KV502 `tensor-parallel-size` expects an integer, got `nan`",
+        ],
+    ),
+    "negative-zero-sizes.yaml": (
+        1,
+        [
+            "negative-zero-sizes.yaml:1:1: KV907 ",
+            "negative-zero-sizes.yaml:2:16: KV502 `max-model-len` must be a positive integer, "
+            "got `-4096`",
+            "negative-zero-sizes.yaml:3:15: KV502 `max-num-seqs` must be a positive integer, "
+            "got `0`",
+            "negative-zero-sizes.yaml:4:25: KV502 `gpu-memory-utilization` must be a fraction "
+            "in (0, 1], got `0`",
+            "negative-zero-sizes.yaml:5:23: KV502 `tensor-parallel-size` must be a positive "
+            "integer, got `-2`",
+            "negative-zero-sizes.yaml:6:13: KV502 `block-size` must be a positive integer, got `0`",
+            "negative-zero-sizes.yaml:7:24: KV502 `kv-cache-memory-bytes` must be a positive "
+            "integer, got `-1`",
+        ],
+    ),
+    "integers-400-digits.yaml": (
+        1,
+        [
+            "integers-400-digits.yaml:1:1: KV907 ",
+            "integers-400-digits.yaml:2:16: KV502 `max-model-len` is out of range: a number of "
+            "400 characters",
+            "integers-400-digits.yaml:3:15: KV502 `max-num-seqs` is out of range: a number of "
+            "401 characters",
+            "integers-400-digits.yaml:4:24: KV502 `kv-cache-memory-bytes` is out of range: a "
+            "number of 400 characters",
+            "integers-400-digits.yaml:5:25: KV502 `gpu-memory-utilization` expects a fraction "
+            "such as 0.9, got `9999",
+        ],
+    ),
+    "max-model-len-1e309.yaml": (
+        1,
+        [
+            "max-model-len-1e309.yaml:1:1: KV907 ",
+            "max-model-len-1e309.yaml:2:16: KV502 `max_model_len` expects an integer such as "
+            "8192, 32k or 128K (or -1 / auto), got `1e309`",
+        ],
+    ),
+    "plan-extreme-claims.yaml": (
+        2,
+        [
+            "plan-extreme-claims.yaml:8:18: KV502 `max-model-len` expects an integer",
+            "plan-extreme-claims.yaml:10:16: KV502 `claims.concurrency`: out of range: a number "
+            "of 400 digits",
+            "plan-extreme-claims.yaml:11:12: KV502 `claims.context`: expected an integer",
+            "plan-extreme-claims.yaml:12:17: KV502 `claims.kv_per_token`: expected a "
+            "non-negative finite size",
+            "plan-extreme-claims.yaml:13:20: KV502 `claims.kv_per_sequence`: expected a "
+            "non-negative finite size, got 'inf'",
+            "plan-extreme-claims.yaml:14:19: KV102 ",
+            "plan-extreme-claims.yaml:14:19: KV904 `claims.kv_pool_tokens`: expected a token count",
+        ],
+    ),
+    "python-object-tags.yaml": (
+        2,
+        [
+            "python-object-tags.yaml:2:1: KV907 ",
+            "python-object-tags.yaml:2:8: KV901 tag `!!python/object/apply:os.system` would "
+            "build a Python object: refused",
+            "python-object-tags.yaml:2:8: KV902 'touch PWNED-os-system' is not a model",
+            "python-object-tags.yaml:3:16: KV502 `max-model-len` expects an integer",
+            "python-object-tags.yaml:3:16: KV901 tag "
+            "`!!python/object/new:subprocess.check_output` would build a Python object",
+            "python-object-tags.yaml:4:15: KV502 `max-num-seqs` expects an integer",
+            "python-object-tags.yaml:4:15: KV901 tag `!!python/name:os.system` would build",
+            "python-object-tags.yaml:5:25: KV502 `gpu-memory-utilization` expects a fraction",
+            "python-object-tags.yaml:5:25: KV901 tag `!!python/object/apply:builtins.eval` "
+            "would build a Python object: refused",
+        ],
+    ),
+    "not-json.json": (
+        2,
+        ["not-json.json:1:69: KV901 invalid YAML: while parsing a flow node"],
+    ),
+    "model-etc-passwd.yaml": (
+        2,
+        [
+            "model-etc-passwd.yaml:1:1: KV907 ",
+            "model-etc-passwd.yaml:1:8: KV902 model path '../../etc/passwd' does not exist "
+            "(relative to .): point at a config.json or a directory holding one",
+        ],
+    ),
+    "model-etc-passwd-absolute.yaml": (
+        2,
+        [
+            "model-etc-passwd-absolute.yaml:1:1: KV907 ",
+            "model-etc-passwd-absolute.yaml:1:8: KV902 '/etc/passwd' is not a model: kvlint "
+            "reads a config.json, a model directory holding one, or a .gguf file",
+        ],
+    ),
+    "model-kv-heads-zero.yaml": (
+        2,
+        [
+            "model-kv-heads-zero.yaml:1:1: KV907 ",
+            "model-kv-heads-zero.yaml:1:8: KV902 models/kv-heads-zero/config.json:10:3: "
+            "`num_key_value_heads` is 0: a model needs at least one KV head",
+        ],
+    ),
+    "model-kv-heads-over.yaml": (
+        2,
+        [
+            "model-kv-heads-over.yaml:1:1: KV907 ",
+            "model-kv-heads-over.yaml:1:8: KV902 models/kv-heads-over/config.json:10:3: "
+            "`num_key_value_heads` 64 is greater than the attention head count 32",
+        ],
+    ),
+    "model-config-not-json.yaml": (
+        2,
+        [
+            "model-config-not-json.yaml:1:1: KV907 ",
+            "model-config-not-json.yaml:1:8: KV902 models/not-json/config.json:4:3: the model "
+            "config is not valid JSON: Expecting ',' delimiter",
+        ],
+    ),
+    "model-layers-1e308.yaml": (
+        2,
+        [
+            "model-layers-1e308.yaml:1:1: KV907 ",
+            "model-layers-1e308.yaml:1:8: KV902 models/layers-1e308/config.json:8:3: "
+            "`num_hidden_layers` is out of range (309 digits)",
+        ],
+    ),
+    "model-layers-million.yaml": (
+        2,
+        [
+            "model-layers-million.yaml:1:1: KV907 ",
+            "model-layers-million.yaml:1:8: KV902 models/layers-million/config.json:1:",
+        ],
+    ),
+    "model-digits-5000.yaml": (
+        2,
+        [
+            "model-digits-5000.yaml:1:1: KV907 ",
+            "model-digits-5000.yaml:1:8: KV902 models/digits-5000/config.json: the model config "
+            "holds a number too long to read",
+        ],
+    ),
+    # The model directory ships code (auto_map): it is never imported; the shape is read as data.
+    "trust-remote-code.yaml": (0, ["trust-remote-code.yaml:2:1: KV907 "]),
+    "fifo.yaml": (2, ["fifo.yaml:1:1: KV901 not a regular file (a pipe, socket or device)"]),
+    "/dev/zero": (2, ["/dev/zero:1:1: KV901 not a regular file (a pipe, socket or device)"]),
+    "loop-a.yaml": (2, ["kvlint: loop-a.yaml: a symlink that loops or points nowhere"]),
+    "loops": (
+        2,
+        [
+            "loops/a.yaml:1:1: KV901 cannot read: Too many levels of symbolic links",
+            "loops/b.yaml:1:1: KV901 cannot read: Too many levels of symbolic links",
+        ],
+    ),
+    # A directory named like a file is a folder: walked, its files checked.
+    "dir-named-like.yaml": (0, ["dir-named-like.yaml/inner.yaml:1:1: KV907 "]),
+    "missing.yaml": (2, ["kvlint: missing.yaml: no such file or directory"]),
+}
+
+UNREADABLE = "unreadable.yaml"
+
+
+def _nest(n: int, open_: str, close: str, leaf: str = "x") -> str:
+    return "model: " + open_ * n + leaf + close * n + "\n"
+
+
+def build(root: Path) -> None:
+    """Copy the committed corpus and make the inputs too big or too odd to commit."""
+    shutil.copytree(CORPUS, root, dirs_exist_ok=True)
+    (root / "quadratic-blowup.yaml").write_text(
+        "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 4096\n"
+        + 'allowed-origins: [&a "'
+        + "x" * 100_000
+        + '"'
+        + ", *a" * 10_000
+        + "]\n"
+    )
+    (root / "nesting-10000-flow-sequences.yaml").write_text(_nest(10_000, "[", "]"))
+    (root / "nesting-10000-flow-mappings.yaml").write_text(_nest(10_000, "{a: ", "}"))
+    (root / "nesting-10000-block-sequences.yaml").write_text("- " * 10_000 + "x\n")
+    (root / "nesting-1000-block-mappings.yaml").write_text(
+        "".join("  " * i + f"k{i}:\n" for i in range(1000)) + "  " * 1000 + "leaf\n"
+    )
+    with open(root / "big-50mib.yaml", "wb") as handle:
+        handle.write(b"model: meta-llama/Llama-3.1-8B-Instruct\n")
+        line = b"# " + b"x" * 61 + b"\n"
+        handle.write(line * ((50 * 2**20 - handle.tell()) // len(line)))
+        handle.write(b"#" * (50 * 2**20 - handle.tell() - 1) + b"\n")
+    passwd = "model: /etc/passwd\nmax-model-len: 4096\n"
+    (root / "model-etc-passwd-absolute.yaml").write_text(passwd)
+    config = json.loads((CORPUS / "models/kv-heads-zero/config.json").read_text())
+    _model(root, "layers-million", {**config, "num_key_value_heads": 8, "num_hidden_layers": 10**6})
+    text = json.dumps({**config, "num_key_value_heads": 8}).replace(
+        '"vocab_size": 128256', '"vocab_size": ' + "9" * 5000
+    )
+    _model(root, "digits-5000", None, text)
+    for name in ("layers-million", "digits-5000"):
+        (root / f"model-{name}.yaml").write_text(f"model: ./models/{name}\nmax-model-len: 4096\n")
+    for module in ("configuration_evil.py", "modeling_evil.py", "__init__.py"):
+        (root / "models/remote-code" / module).write_text(REMOTE_CODE)
+    os.mkfifo(root / "fifo.yaml")
+    os.symlink("loop-b.yaml", root / "loop-a.yaml")
+    os.symlink("loop-a.yaml", root / "loop-b.yaml")
+    (root / "loops").mkdir()
+    os.symlink("b.yaml", root / "loops/a.yaml")
+    os.symlink("a.yaml", root / "loops/b.yaml")
+    (root / "dir-named-like.yaml").mkdir()
+    (root / "dir-named-like.yaml/inner.yaml").write_text(
+        "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 4096\n"
+    )
+    unreadable = root / UNREADABLE
+    unreadable.write_text("model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 4096\n")
+    unreadable.chmod(0)
+
+
+def _model(root: Path, name: str, config: object, text: str | None = None) -> None:
+    folder = root / "models" / name
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(text if text is not None else json.dumps(config))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("hostile")
+    build(root)
+    yield root
+    (root / UNREADABLE).chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def assert_well_behaved(outcome: Outcome) -> None:
+    """What every input must give: no traceback, no internal error, exit 0/1/2."""
+    assert "Traceback" not in outcome.text, outcome.text
+    assert "internal error" not in outcome.text, outcome.text
+    assert outcome.code in (0, 1, 2), outcome
+    if outcome.code == 2:  # one clear message naming the file (and the position, when a finding)
+        assert outcome.lines(), outcome
+        named = [s for s in outcome.lines() if FINDING_RE.match(s) or s.startswith("kvlint: ")]
+        assert named, outcome
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hostile_input(corpus: Path, name: str) -> None:
+    code, expected = CASES[name]
+    outcome = run_kvlint([*ARGS, name], corpus)
+    assert_well_behaved(outcome)
+    lines = outcome.lines()
+    assert len(lines) == len(expected), "\n".join(lines)
+    for line, prefix in zip(lines, expected, strict=True):
+        assert line.startswith(prefix), f"{line!r} does not start with {prefix!r}"
+    assert outcome.code == code, outcome
+    assert not list(corpus.glob("PWNED*")), "input ran code"
+
+
+def test_unreadable_file(corpus: Path) -> None:
+    """chmod 000: a user gets `permission denied`; root (CI containers) reads it anyway."""
+    outcome = run_kvlint([*ARGS, UNREADABLE], corpus)
+    assert_well_behaved(outcome)
+    if os.access(corpus / UNREADABLE, os.R_OK):  # root ignores the mode bits
+        assert outcome.lines() == [
+            "unreadable.yaml:1:1: KV907 the files do not give the GPU type: the checks that need "
+            "it did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)"
+        ]
+        assert outcome.code == 0
+    else:
+        assert outcome.lines() == ["unreadable.yaml:1:1: KV901 permission denied"]
+        assert outcome.code == 2
+
+
+def test_whole_corpus_in_one_run(corpus: Path) -> None:
+    """Every input at once, walked as a folder: one bad file never hides the others."""
+    outcome = run_kvlint([*ARGS, "."], corpus)
+    assert_well_behaved(outcome)
+    assert outcome.code == 2
+    files = {m.group("path") for m in map(FINDING_RE.match, outcome.lines()) if m}
+    for name in ("billion-laughs.yaml", "fifo.yaml", "loops/a.yaml", "big-50mib.yaml"):
+        assert f"./{name}" in files, outcome.text
+    assert not list(corpus.glob("PWNED*"))
+
+
+AUDIT = """
+import os, sys
+BANNED = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+          "os.startfile", "pty.spawn")
+def hook(event, args):
+    if event.startswith(BANNED):
+        os.write(2, f"AUDIT {event} {args!r}\\n".encode())
+        os._exit(99)
+    if event == "import" and args[0] in ("configuration_evil", "modeling_evil"):
+        os.write(2, f"AUDIT import {args[0]}\\n".encode())
+        os._exit(99)
+    if event == "open" and (
+        (isinstance(args[1], str) and any(c in args[1] for c in "wax+"))
+        or (args[1] is None and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+    ):
+        os.write(2, f"AUDIT write {args[0]!r}\\n".encode())
+        os._exit(99)
+sys.addaudithook(hook)
+from kvlint.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_no_process_no_import_no_write_on_any_input(corpus: Path) -> None:
+    """An audit hook in the child ends it (exit 99) if kvlint starts a process, imports the
+    model's code or opens any file for writing while reading the whole corpus."""
+    # --jobs 1: worker processes are kvlint's own, not something the input started.
+    argv = ["-c", AUDIT, *ARGS, "--jobs", "1", "."]
+    outcome = run_python(argv, corpus, {"PYTHONDONTWRITEBYTECODE": "1"})
+    assert "AUDIT" not in outcome.err, outcome.err
+    assert outcome.code == 2, outcome
