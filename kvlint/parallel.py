@@ -12,6 +12,7 @@ is not available (Windows) or not safe (macOS), files are linted serially.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -38,8 +39,8 @@ _STATE: tuple[_Run, Sequence[tuple[Path, str]]] | None = None
 
 
 def default_jobs() -> int:
-    """The cores not already busy: the cores this process may use, less the 1-minute load
-    average (all of them on an idle machine, one on a saturated one).
+    """This process's core and every idle one: the cores it may use, less the 1-minute load
+    average, plus its own (all of them on an idle machine, one on a saturated one).
 
     A pool only pays with idle cores: on a busy machine it costs a third more CPU for the
     pickling and the forks and finishes later than one process (benchmarks/README.md)."""
@@ -51,7 +52,7 @@ def default_jobs() -> int:
         busy = os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows, or no load average to read
         return cores
-    return max(1, min(cores, int(cores - busy + 0.5)))
+    return max(1, min(cores, math.floor(cores - busy) + 1))
 
 
 def workers_for(files: int, jobs: int) -> int:

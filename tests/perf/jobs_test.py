@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -116,7 +118,9 @@ def test_the_default_is_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 1.0, 1.0))
     assert parallel.default_jobs() == 4
     monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
-    assert parallel.default_jobs() == 2
+    assert parallel.default_jobs() == 3  # two idle cores and its own
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 1.0, 1.0))
+    assert parallel.default_jobs() == 1
     monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 1.0, 1.0))
     assert parallel.default_jobs() == 1
 
@@ -184,3 +188,25 @@ def test_a_bug_in_a_worker_is_the_serial_runs_error_without_a_traceback(
     with pytest.raises(ZeroDivisionError, match="outside the per-file guards"):
         lint_paths([str(repo)], Settings(Selection(), offline=True), jobs=2)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_output_buffered_before_the_workers_start_is_written_once(repo: Path) -> None:
+    # stdout is a pipe here, so the print sits in a buffer each forked worker copies and flushes
+    # when it ends (multiprocessing's fork flushes the streams first; a bare os.fork would not).
+    probe = (
+        "import sys\n"
+        "print('printed before the check')\n"
+        "from kvlint.main import main\n"
+        "raise SystemExit(main(['check', '--no-config', '--offline', '--format', 'concise',"
+        " '--jobs', '2', sys.argv[1]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.count("printed before the check") == 1
+    assert done.stdout.count("KV901") >= 2
