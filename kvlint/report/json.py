@@ -1,4 +1,4 @@
-"""The JSON reporter: one object, ``{"version": 1, "findings", "deployments", "summary"}``."""
+"""The JSON reporter: one object, the contract in ``schemas/report.schema.json``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult
     from kvlint.linter import Summary
 
-VERSION = 1  # bump only on an incompatible change: this output is a contract
+VERSION = 1  # bump only on an incompatible change (and in schemas/report.schema.json)
 
 
 def span_json(span: Span) -> dict[str, Any]:

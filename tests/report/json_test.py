@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
+
+import jsonschema
+import pytest
 
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
@@ -19,6 +23,8 @@ from kvlint.linter import PluginError
 from kvlint.linter import summarise
 from kvlint.report.json import JsonReporter
 from kvlint.sizing import Sizing
+from testing.cli import run_cli
+from testing.shared import REPO
 
 SPAN = Span("vllm.yaml", 3, 15, "max-num-seqs", end_column=18)
 FINDING = Finding(
@@ -134,3 +140,24 @@ def test_deployments_and_summary() -> None:
         "fail_on": "warning",
         "exit_code": 1,
     }
+
+
+def test_real_output_follows_the_published_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report of every golden repository validates against schemas/report.schema.json."""
+    import kvlint_schemas  # type: ignore[import-not-found]
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.chdir(REPO / "tests" / "golden")
+    validator = jsonschema.Draft202012Validator(kvlint_schemas.load("report"))
+    validator.check_schema(validator.schema)
+    seen: set[str] = set()
+    for case in sorted(p.name for p in Path.cwd().iterdir() if p.is_dir() and p.name[0] != "_"):
+        result = run_cli(["check", case, "--offline", "--format", "json"], capsys)
+        document = json.loads(result.out)
+        assert [e.message for e in validator.iter_errors(document)] == [], case
+        seen.update(f["code"] for f in document["findings"])
+    assert len(seen) >= 5  # the goldens exercise the schema with real findings
+    errors = list(validator.iter_errors({**render(), "version": 2}))
+    assert [e.message for e in errors] == ["1 was expected"]
