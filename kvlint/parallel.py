@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from kvlint.linter import FileResult
     from kvlint.linter import _Run
 
-# A worker costs a fork, and each file's result is pickled back (about 0.5 ms of the 2 to 3 ms a
-# file takes); below this many files per worker the pool saves too little on two busy cores
-# (benchmarks/README.md), so a pre-commit run over a handful of files never forks.
-MIN_FILES_PER_WORKER = 48
+# A worker costs a fork, and each file's result is pickled back (about 0.5 ms of the 2 ms a
+# file takes); at 100 files two workers saved nothing even on idle cores (benchmarks/README.md),
+# so the pool starts at 100 files per worker and a pre-commit run never forks.
+MIN_FILES_PER_WORKER = 100
 BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
 # What the forked workers read: set in the parent just before the pool forks, never pickled.

@@ -28,10 +28,10 @@ INPUTS = sorted(
     for p in (REPO / folder).rglob("*.y*ml")
     if not p.name.startswith(".") and "kvlint-plugin-example" not in p.parts
 )
-COPIES = 5
+COPIES = 9
 
 pytestmark = pytest.mark.skipif(
-    parallel.workers_for(100, 2) < 2, reason="no fork on this platform: --jobs runs serially"
+    parallel.workers_for(10_000, 2) < 2, reason="no fork on this platform: --jobs runs serially"
 )
 
 
