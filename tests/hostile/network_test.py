@@ -1,0 +1,153 @@
+"""The Hub as an adversary: unresolvable offline, hanging, failing (500, 404, 401) and slow, all
+simulated on 127.0.0.1; each run ends within the stated timeout with one clear message, and the
+``HF_TOKEN`` value appears in no output and no report."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.corpus_test import assert_well_behaved
+from tests.hostile.runner import run_kvlint
+
+TOKEN = "hf_kvlintHostileSecret0123456789abcdef"
+HUB_TIMEOUT_S = 2  # KVLINT_HUB_TIMEOUT: the stated bound on the whole download
+GUARD_S = 45.0  # the child is killed (and the test failed) past this: a hang, not a slow run
+MODEL = "acme/not-anywhere"
+DEPLOY = f"model: {MODEL}\nmax-model-len: 4096\ngpu-memory-utilization: 0.9\n"
+
+
+class _Hub(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.mode = mode
+        self.release = threading.Event()
+        self.requests: list[str] = []
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Hub
+
+    def _answer(self) -> None:
+        self.server.requests.append(f"{self.command} {self.path}")
+        mode = self.server.mode
+        if mode == "hang":  # accept, read the request, never answer
+            self.server.release.wait(GUARD_S)
+            return
+        if mode == "slow":  # answers, but only after the stated timeout
+            self.server.release.wait(HUB_TIMEOUT_S * 3)
+        status = {"500": 500, "404": 404, "401": 401, "slow": 503}[mode]
+        body = b'{"error": "hostile hub"}'
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if mode == "404":
+            self.send_header("X-Error-Code", "RepoNotFound")
+        if mode == "401":
+            self.send_header("X-Error-Code", "GatedRepo")
+            self.send_header("X-Error-Message", "Access to model acme/not-anywhere is restricted")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = _answer
+    do_HEAD = _answer
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet test output
+        return
+
+
+@pytest.fixture
+def hub(request: pytest.FixtureRequest) -> Iterator[_Hub]:
+    server = _Hub(request.param)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.release.set()
+    server.shutdown()
+    server.server_close()
+
+
+def _online_env(hub: _Hub, tmp_path: Path) -> dict[str, str]:
+    return {
+        "HF_HUB_OFFLINE": "0",
+        "HF_ENDPOINT": f"http://127.0.0.1:{hub.server_address[1]}",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_ETAG_TIMEOUT": str(HUB_TIMEOUT_S),
+        "HF_HUB_DOWNLOAD_TIMEOUT": str(HUB_TIMEOUT_S),
+        "KVLINT_HUB_TIMEOUT": str(HUB_TIMEOUT_S),
+    }
+
+
+REASONS = {
+    "hang": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
+    "slow": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
+    # huggingface_hub retries a 5xx with backoff: the stated timeout ends the wait.
+    "500": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
+    "404": "no such repository on the Hub (or it is private: set HF_TOKEN)",
+    "401": "the repository is gated: accept its licence on the Hub and set HF_TOKEN",
+}
+
+
+@pytest.mark.parametrize("hub", sorted(REASONS), indirect=True)
+def test_a_hostile_hub_ends_in_one_clear_message(hub: _Hub, tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    report = tmp_path / "report.json"
+    outcome = run_kvlint(
+        ["check", "--no-config", "--format", "json", "--output-file", str(report), "deploy.yaml"],
+        tmp_path,
+        env=_online_env(hub, tmp_path),
+        timeout=GUARD_S,
+    )
+    assert_well_behaved(outcome, concise=False)
+    text = report.read_text()
+    assert TOKEN not in outcome.text + text
+    assert hub.requests, "the hub was never asked"
+    assert outcome.code == 2, outcome
+    assert f'"message": "model \'{MODEL}\': {REASONS[hub.mode]}' in text, text
+    assert '"code": "KV902"' in text and '"line": 1' in text and '"column": 8' in text
+
+
+@pytest.mark.parametrize("hub", ["404"], indirect=True)
+def test_the_token_is_in_no_format(hub: _Hub, tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    env = _online_env(hub, tmp_path)
+    for fmt in ("concise", "full", "json", "github", "sarif"):
+        outcome = run_kvlint(
+            ["check", "--no-config", "--format", fmt, "deploy.yaml"], tmp_path, env=env
+        )
+        assert_well_behaved(outcome, concise=fmt == "concise")
+        assert TOKEN not in outcome.text, fmt
+        assert MODEL in outcome.text, fmt
+    size = run_kvlint(["size", MODEL], tmp_path, env=env)
+    assert size.code == 2 and TOKEN not in size.text
+    assert size.lines() == [size.lines()[0]] and size.lines()[0].startswith(
+        f"kvlint: model '{MODEL}'"
+    )
+
+
+def test_offline_the_message_says_how_to_fix_it(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    outcome = run_kvlint(
+        ["check", "--no-config", "--offline", "--format", "concise", "deploy.yaml"],
+        tmp_path,
+        env={"HF_HOME": str(tmp_path / "hf-home"), "HF_TOKEN": TOKEN},
+    )
+    assert_well_behaved(outcome)
+    assert outcome.code == 2
+    assert TOKEN not in outcome.text
+    (line,) = [s for s in outcome.lines() if "KV902" in s]
+    assert line == (
+        f"deploy.yaml:1:8: KV902 model '{MODEL}' is not in the built-in catalog (`kvlint models` "
+        f"lists it) nor in the Hugging Face cache at {tmp_path / 'hf-home' / 'hub'}, and "
+        "--offline, so its config.json was not downloaded: pass a config.json path or a model "
+        "directory, or point HF_HOME / HF_HUB_CACHE at a cache that holds it"
+    )
