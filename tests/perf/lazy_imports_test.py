@@ -1,6 +1,6 @@
-"""What ``kvlint check`` imports: the heavy packages only on the paths that use them.
+"""What ``kvlint check`` imports: heavy packages and the fixer only on the paths that use them.
 
-Each case runs the real CLI in a fresh interpreter and lists the top-level packages in
+Each case runs the real CLI in a fresh interpreter and lists the packages (and kvlint modules) in
 ``sys.modules`` afterwards: a structural test, not a timing one. The positive cases (a plan,
 ``--format full``, a model outside the catalog) show the test sees an import when it happens.
 """
@@ -24,7 +24,7 @@ import json, sys
 from kvlint.main import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-print(json.dumps([code, sorted({name.split(".")[0] for name in sys.modules})]), file=sys.stderr)
+print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)
 """
 
 VLLM_CONFIG = """\
@@ -71,8 +71,9 @@ def imported(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
         timeout=120,
         check=False,
     )
-    code, modules = json.loads(done.stderr.strip().splitlines()[-1])
-    return code, set(modules)
+    code, names = json.loads(done.stderr.strip().splitlines()[-1])
+    # Top-level packages, and kvlint's own modules by their full names.
+    return code, {n.split(".")[0] for n in names} | {n for n in names if n.startswith("kvlint")}
 
 
 @pytest.mark.parametrize(
@@ -86,6 +87,7 @@ def test_check_on_a_small_file_imports_no_heavy_package(
     assert code == 1  # findings were reported: the whole pipeline ran
     assert "kvlint_rules" in modules and "yaml" in modules
     assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
+    assert "kvlint.fix" not in modules  # the fixer only with --fix or --diff
 
 
 def test_json_output_imports_no_heavy_package(tmp_path: Path) -> None:
@@ -116,6 +118,13 @@ def test_a_model_outside_the_catalog_looks_in_the_hugging_face_cache(tmp_path: P
     code, modules = imported(tmp_path, "check", "--format", "concise", "serve.yaml")
     assert code == 2  # KV902: unknown offline
     assert "huggingface_hub" in modules
+
+
+def test_fix_imports_the_fixer(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "check", "--diff", "--format", "concise", "serve.yaml")
+    assert code in (0, 1)
+    assert "kvlint.fix" in modules
 
 
 def test_many_files_with_jobs_import_multiprocessing(tmp_path: Path) -> None:
