@@ -22,6 +22,8 @@ from kvlint.source.nodes import Mapping as MappingNode
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 
+SUGGEST_UNKNOWN_FLAGS = 100
+
 
 @dataclass(frozen=True)
 class Engine:
@@ -55,8 +57,7 @@ class Engine:
         for token in parsed.unknown:
             if token.text.partition("=")[0] in self.extra_known:
                 continue
-            dep.unknown_flags.append(Sourced(token.text, token.span, token.raw))
-            dep.problems.append(unknown_flag_problem(self.spec, token))
+            self._unknown(dep, token, Sourced(token.text, token.span, token.raw))
         for token, expanded in parsed.abbreviated:
             dep.problems.append(abbreviation_problem(self.spec, token, expanded))
         if self.positional_model and parsed.positionals:
@@ -82,6 +83,17 @@ class Engine:
                 self.set(dep, name, value.text, value, spelled=spelled)
         self.check_exclusive(dep)
 
+    def _unknown(self, dep: Deployment, token: Token, flag: Sourced[str]) -> None:
+        """A KV501 per unknown flag; past a cap without the `did you mean`: each suggestion is a
+        difflib search, and a hostile file of 20,000 unknown flags took 20 s."""
+        dep.unknown_flags.append(flag)
+        if len(dep.unknown_flags) <= SUGGEST_UNKNOWN_FLAGS:
+            dep.problems.append(unknown_flag_problem(self.spec, token))
+        else:
+            spelled = token.text.partition("=")[0]
+            message = f"unknown flag `{spelled}` for {self.spec.name}"
+            dep.problems.append(InputProblem("KV501", token.span, message, Severity.ERROR))
+
     def apply_env(self, dep: Deployment, env: Mapping[str, Token]) -> None:
         """Settings an engine reads from env vars (OLLAMA_*, LLAMA_ARG_*, MAX_TOTAL_TOKENS)."""
         for var, token in env.items():
@@ -102,8 +114,7 @@ class Engine:
                     dep.problems.append(problem)
             if name is None:
                 token = Token(spelled, key)
-                dep.unknown_flags.append(Sourced(spelled, key.span, key.raw))
-                dep.problems.append(unknown_flag_problem(self.spec, token))
+                self._unknown(dep, token, Sourced(spelled, key.span, key.raw))
                 continue
             version = dep.engine_version.value if dep.engine_version is not None else None
             why = self.spec.absent_in(name, version) if version else None
