@@ -59,6 +59,13 @@ CASES: dict[str, tuple[int, list[str]]] = {
             "(the limit is 16 MiB): not read"
         ],
     ),
+    "keys-one-million.yaml": (
+        2,
+        [
+            "keys-one-million.yaml:1:1: KV901 about 1,000,001 keys and items, more than any "
+            "deployment file holds (the limit is 100,000): not read"
+        ],
+    ),
     "binary.yaml": (2, ["binary.yaml:1:1: KV901 binary file (NUL bytes): not a YAML or JSON"]),
     "invalid-utf8.yaml": (
         2,
@@ -250,6 +257,19 @@ CASES: dict[str, tuple[int, list[str]]] = {
 }
 
 UNREADABLE = "unreadable.yaml"
+UNKNOWN_FLAGS = 20_000
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hostile}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args: [ARGS]
+"""
 
 
 def _nest(n: int, open_: str, close: str, leaf: str = "x") -> str:
@@ -278,6 +298,13 @@ def build(root: Path) -> None:
         line = b"# " + b"x" * 61 + b"\n"
         handle.write(line * ((50 * 2**20 - handle.tell()) // len(line)))
         handle.write(b"#" * (50 * 2**20 - handle.tell() - 1) + b"\n")
+    with open(root / "keys-one-million.yaml", "w") as handle:  # 14 MiB: under the size limit
+        handle.write("model: meta-llama/Llama-3.1-8B-Instruct\n")
+        handle.writelines(f"k{i}: {i}\n" for i in range(1_000_000))
+    flags = ", ".join(f'"--max-num-seqz{i}"' for i in range(UNKNOWN_FLAGS))
+    (root / "unknown-flags.yaml").write_text(
+        MANIFEST.replace("ARGS", f'"--model", "meta-llama/Llama-3.1-8B-Instruct", {flags}')
+    )
     passwd = "model: /etc/passwd\nmax-model-len: 4096\n"
     (root / "model-etc-passwd-absolute.yaml").write_text(passwd)
     config = json.loads((CORPUS / "models/kv-heads-zero/config.json").read_text())
@@ -357,6 +384,20 @@ def test_unreadable_file(corpus: Path) -> None:
     else:
         assert outcome.lines() == ["unreadable.yaml:1:1: KV901 permission denied"]
         assert outcome.code == 2
+
+
+def test_twenty_thousand_unknown_flags(corpus: Path) -> None:
+    """Each is reported (linear, not a difflib search apiece past the first 100)."""
+    outcome = run_kvlint([*ARGS, "unknown-flags.yaml"], corpus)
+    assert_well_behaved(outcome)
+    assert outcome.code == 1
+    lines = outcome.lines()
+    assert len(lines) == UNKNOWN_FLAGS + 1  # and KV907: no GPU named
+    assert lines[1] == (
+        "unknown-flags.yaml:10:65: KV501 unknown flag `--max-num-seqz0` for vllm; did you mean "
+        "`--max-num-seqs`?"
+    )
+    assert lines[-1].endswith(": KV501 unknown flag `--max-num-seqz19999` for vllm")
 
 
 def test_whole_corpus_in_one_run(corpus: Path) -> None:
