@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import cast
 
 from kvlint.finding import FIXABLE
 from kvlint.finding import UNSAFE_FIX
@@ -343,22 +342,6 @@ class FixRun:
         return tuple(f for f in self.files if f.changed)
 
 
-class _Memory:
-    """What the linter reads of a file (its bytes, suffix and folder), served from memory."""
-
-    def __init__(self, path: Path, data: bytes) -> None:
-        self._path = path
-        self._data = data
-        self.suffix = path.suffix
-        self.parent = path.parent
-
-    def read_bytes(self) -> bytes:
-        return self._data
-
-    def __str__(self) -> str:
-        return str(self._path)
-
-
 def fix_paths(
     paths: Sequence[str],
     settings: Settings,
@@ -371,8 +354,6 @@ def fix_paths(
     from kvlint.registry import default_registry
 
     # The linter's per-run state (rule instances, each model resolved once) serves every round.
-    # TODO(check): a public ``lint_file(path, display, settings, data=...)`` would replace the
-    # two private names used here.
     run = linter._Run(registry if registry is not None else default_registry(), settings)
     files: list[FileFix] = []
     for path, display in linter.collect_files(paths):
@@ -384,8 +365,7 @@ def fix_paths(
         def lint(
             text: str, path: Path = path, display: str = display
         ) -> list[tuple[Finding, int | None]]:
-            memory = cast(Path, _Memory(path, text.encode("utf-8")))
-            deployments, findings = linter._lint_file(run, memory, display)
+            deployments, findings = linter.lint_file(run, path, display, text.encode("utf-8"))
             owners = {id(f): i for i, dep in enumerate(deployments) for f in dep.findings}
             return [(f, owners.get(id(f))) for f in findings]
 

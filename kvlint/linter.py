@@ -178,7 +178,7 @@ class _Run:
         return self.stamp(cls, Problem(problem.span, problem.message, severity=problem.severity))
 
 
-# One file's deployments and findings, as _lint_file returns them.
+# One file's deployments and findings, as lint_file returns them.
 FileResult = tuple[list[DeploymentResult], list[Finding]]
 
 
@@ -198,7 +198,7 @@ def lint_paths(
 
         per_file = lint_files(run, targets, jobs)
     else:
-        per_file = [_lint_file(run, path, display) for path, display in targets]
+        per_file = [lint_file(run, path, display) for path, display in targets]
     files = [display for _, display in targets]
     deployments: list[DeploymentResult] = []
     findings: list[Finding] = []
@@ -209,11 +209,18 @@ def lint_paths(
     return LintResult(tuple(files), tuple(deployments), tuple(findings), run.registry.errors)
 
 
-def _lint_file(run: _Run, path: Path, display: str) -> FileResult:
+def lint_file(run: _Run, path: Path, display: str, data: bytes | None = None) -> FileResult:
+    """One file's deployments and findings; ``data`` lints text held in memory as if it were
+    the file's (``--fix`` re-checks each round of edits before anything is written)."""
     from kvlint.deploy.load import load_path
 
     try:
-        loaded = load_path(path, display=display)
+        if data is None:
+            loaded = load_path(path, display=display)
+        else:
+            from kvlint.deploy.load import load_bytes
+
+            loaded = load_bytes(data, display=display, json=path.suffix.lower() == ".json")
     except KvlintError as exc:
         span = exc.span or Span(display, 1, 1)
         problem = InputProblem("KV901", span, exc.message, Severity.ERROR)
@@ -393,3 +400,7 @@ def summarise(result: LintResult, fail_on: Severity) -> Summary:
         exit_code=exit_code(result.findings, fail_on),
         plugin_errors=result.plugin_errors,
     )
+
+
+# The name kvlint.parallel still calls; to be folded into lint_file once it moves over.
+_lint_file = lint_file
