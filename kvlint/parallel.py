@@ -64,18 +64,18 @@ def workers_for(files: int, jobs: int) -> int:
 
 
 def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[FileResult]:
-    """``_lint_file`` over every file, with up to ``jobs`` processes; results in file order."""
+    """``lint_file`` over every file, with up to ``jobs`` processes; results in file order."""
     from kvlint import linter
 
     workers = workers_for(len(files), jobs)
     if workers < 2 or _threads_running():
-        return [linter._lint_file(run, path, display) for path, display in files]
+        return [linter.lint_file(run, path, display) for path, display in files]
     import multiprocessing
     from multiprocessing.connection import wait
 
     results: list[FileResult | None] = [None] * len(files)
     # The first file is linted here, before the fork, so the workers inherit its imports.
-    results[0] = linter._lint_file(run, *files[0])
+    results[0] = linter.lint_file(run, *files[0])
     context = multiprocessing.get_context("fork")
     global _STATE
     _STATE = (run, files)
@@ -110,7 +110,7 @@ def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[
             process.join()
     # What a worker never returned is linted here: the serial run's result, or its error.
     return [
-        result if result is not None else linter._lint_file(run, *files[index])
+        result if result is not None else linter.lint_file(run, *files[index])
         for index, result in enumerate(results)
     ]
 
@@ -131,7 +131,7 @@ def _work(first: int, step: int, writer: Any) -> None:
     batch: list[tuple[int, FileResult]] = []
     try:
         for index in range(first, len(files), step):
-            batch.append((index, linter._lint_file(run, *files[index])))
+            batch.append((index, linter.lint_file(run, *files[index])))
             if len(batch) == BATCH:
                 writer.send(batch)
                 batch = []

@@ -56,14 +56,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def record_pids(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Path:
     """Make every process that lints a file write its pid to ``pids`` (forked workers inherit
     the patched module), so a test knows where the files were really linted."""
-    original = linter._lint_file
+    original = linter.lint_file
 
     def recording(run: linter._Run, path: Path, display: str) -> FileResult:
         with pids.open("a") as handle:
             handle.write(f"{os.getpid()}\n")
         return original(run, path, display)
 
-    monkeypatch.setattr(linter, "_lint_file", recording)
+    monkeypatch.setattr(linter, "lint_file", recording)
     return pids
 
 
@@ -161,7 +161,7 @@ def test_files_a_killed_worker_never_returned_are_linted_here(
     settings = Settings(Selection(), offline=True)
     serial = lint_paths([str(repo)], settings, jobs=1)
     parent = os.getpid()
-    original = linter._lint_file
+    original = linter.lint_file
 
     def dying(run: linter._Run, path: Path, display: str) -> FileResult:
         if os.getpid() != parent and path.name == "values.yaml":
@@ -169,7 +169,7 @@ def test_files_a_killed_worker_never_returned_are_linted_here(
             os._exit(9)  # as the kernel's OOM killer would end it: no exception, no message
         return original(run, path, display)
 
-    monkeypatch.setattr(linter, "_lint_file", dying)
+    monkeypatch.setattr(linter, "lint_file", dying)
     assert lint_paths([str(repo)], settings, jobs=2) == serial
     assert len(list(tmp_path.glob("killed-*"))) == 2  # both workers met a values.yaml and died
 
@@ -177,14 +177,14 @@ def test_files_a_killed_worker_never_returned_are_linted_here(
 def test_a_bug_in_a_worker_is_the_serial_runs_error_without_a_traceback(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    original = linter._lint_file
+    original = linter.lint_file
 
     def buggy(run: linter._Run, path: Path, display: str) -> FileResult:
         if path.name == "values.yaml":
             raise ZeroDivisionError("a bug outside the per-file guards")
         return original(run, path, display)
 
-    monkeypatch.setattr(linter, "_lint_file", buggy)
+    monkeypatch.setattr(linter, "lint_file", buggy)
     with pytest.raises(ZeroDivisionError, match="outside the per-file guards"):
         lint_paths([str(repo)], Settings(Selection(), offline=True), jobs=2)
     assert "Traceback" not in capfd.readouterr().err
