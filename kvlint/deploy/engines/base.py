@@ -20,6 +20,15 @@ from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
 from kvlint.finding import Severity
 
+# The arithmetic walks each pipeline stage (quadratically in the stage count) and rank: a
+# parallel size of 6e16 in a hostile file ran out of memory, 16,384 stages took 26 s. The
+# largest real deployments span a few hundred GPUs in a handful of stages.
+MAX_PARALLEL = {
+    "tensor_parallel_size": 16_384,
+    "data_parallel_size": 16_384,
+    "pipeline_parallel_size": 1_024,
+}
+
 # How many tokens a flag takes: "0" never, "bool" none (``--no-x`` negates), "1" one,
 # "?" one when the next token is a value, "+" every following non-flag token.
 Arity = str
@@ -245,6 +254,9 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
                 return None, f"`{spelled}` must be a positive integer, got `{raw}`"
             if abs(value) > INT64_MAX:  # no engine stores it (C / torch int64); bounds arithmetic
                 return None, f"`{spelled}` is out of range: {_digits(value)}"
+            limit = MAX_PARALLEL.get(setting.field or "")
+            if limit is not None and value > limit:
+                return None, f"`{spelled}` is {_digits(value)}: above any deployment ({limit:,})"
             if (
                 setting.minimum is not None and value < setting.minimum
             ) or value in setting.refused:
