@@ -66,6 +66,18 @@ CASES: dict[str, tuple[int, list[str]]] = {
             "deployment file holds (the limit is 100,000): not read"
         ],
     ),
+    "parallel-sizes.yaml": (
+        1,
+        [
+            "parallel-sizes.yaml:2:1: KV907 ",
+            "parallel-sizes.yaml:3:25: KV502 `pipeline-parallel-size` is `63309765128058904`: "
+            "above any deployment (1,024)",
+            "parallel-sizes.yaml:4:23: KV502 `tensor-parallel-size` is `1000000`: above any "
+            "deployment (16,384)",
+            "parallel-sizes.yaml:5:21: KV502 `data-parallel-size` is `16385`: above any "
+            "deployment (16,384)",
+        ],
+    ),
     "binary.yaml": (2, ["binary.yaml:1:1: KV901 binary file (NUL bytes): not a YAML or JSON"]),
     "invalid-utf8.yaml": (
         2,
