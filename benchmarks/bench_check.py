@@ -10,7 +10,7 @@ files; every model in kvlint's offline catalog), then runs, on the same files an
 run: ``python -c pass`` (the interpreter floor), ``yamllint`` with its default config, ``kvlint
 check`` cold (an empty bytecode cache: the first run after an install that compiled nothing),
 ``kvlint check`` warm (bytecode cached, as after ``pip install``; the default ``--jobs``, the
-idle cores) and, for N > 1, warm with ``--jobs 1`` (serial) and ``--jobs`` the number of cores.
+number of cores) and, for N > 1, warm with ``--jobs 1`` (serial) and ``--jobs`` the number of cores.
 Each row gives the median wall time, CPU time (user + system of the process and the children it
 waited for, from ``wait4``), ``ru_maxrss`` (the largest single process) and the sampled peak RSS
 of the whole process tree (what the pool costs together).

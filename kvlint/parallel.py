@@ -12,7 +12,6 @@ is not available (Windows) or not safe (macOS), files are linted serially.
 from __future__ import annotations
 
 import gc
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -28,9 +27,9 @@ if TYPE_CHECKING:
     from kvlint.linter import FileResult
     from kvlint.linter import _Run
 
-# A worker costs a fork, and each file's result is pickled back (about 0.5 ms of the 2 ms a
-# file takes); at 100 files two workers saved nothing even on idle cores (benchmarks/README.md),
-# so the pool starts at 100 files per worker and a pre-commit run never forks.
+# A worker costs a fork, and each file's result is pickled back (a tenth more CPU in all at
+# 1,000 files); with the first pool, 100 files on two workers saved nothing even on idle cores
+# (benchmarks/README.md), so the pool starts at 100 files per worker: pre-commit never forks.
 MIN_FILES_PER_WORKER = 100
 BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
@@ -39,20 +38,11 @@ _STATE: tuple[_Run, Sequence[tuple[Path, str]]] | None = None
 
 
 def default_jobs() -> int:
-    """This process's core and every idle one: the cores it may use, less the 1-minute load
-    average, plus its own (all of them on an idle machine, one on a saturated one).
-
-    A pool only pays with idle cores: on a busy machine it costs a third more CPU for the
-    pickling and the forks and finishes later than one process (benchmarks/README.md)."""
+    """The number of cores this process may run on."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows, or no load average to read
-        return cores
-    return max(1, min(cores, math.floor(cores - busy) + 1))
+        return os.cpu_count() or 1
 
 
 def workers_for(files: int, jobs: int) -> int:

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-j",
         type=_positive_int,
         metavar="N",
-        help="check files in N processes when there are many (default: the idle cores)",
+        help="check files in N processes when there are many (default: the number of cores)",
     )
     config = parser.add_mutually_exclusive_group()
     config.add_argument("--config", metavar="FILE", help="use this config file, no discovery")
