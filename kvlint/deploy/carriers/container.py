@@ -83,15 +83,25 @@ def scalar_sourced(node: Node | None) -> Sourced[str] | None:
     return None
 
 
+# A GPU count or parallel size above this is no deployment (and would cost a loop per stage).
+MAX_COUNT = 4096
+
+
 def int_sourced(node: Node | None, problems: list[InputProblem], what: str) -> Sourced[int] | None:
     if not isinstance(node, Scalar) or node.value is None:
         return None
     try:
-        return Sourced(int(str(node.value).strip()), node.span, node.raw)
+        value = int(str(node.value).strip())
     except ValueError:
         message = f"{what} must be a whole number, got `{node.text}`"
         problems.append(InputProblem("KV502", node.span, message, Severity.ERROR))
         return None
+    if not 0 <= value <= MAX_COUNT:  # GPU counts and parallel sizes: the arithmetic loops on them
+        shown = node.text if len(node.text) <= 24 else f"a number of {len(node.text)} characters"
+        message = f"{what} must be a GPU count from 0 to {MAX_COUNT:,}, got `{shown}`"
+        problems.append(InputProblem("KV502", node.span, message, Severity.ERROR))
+        return None
+    return Sourced(value, node.span, node.raw)
 
 
 def env_tokens(node: Node | None) -> dict[str, Token]:

@@ -70,6 +70,10 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     return [dep]
 
 
+class _SchemaReported(ValueError):
+    """A claim the plan schema refuses (a count below 1): not read, not reported twice."""
+
+
 def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
     def read(key: str, parse: Callable[[Any], Any]) -> Sourced[Any] | None:
         value = node.get(key)
@@ -79,6 +83,8 @@ def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
             parsed = parse(value.value)
             if isinstance(parsed, int) and abs(parsed) > INT64_MAX:  # keeps the arithmetic finite
                 raise ValueError(f"out of range: a number of {len(str(parsed))} digits")
+        except _SchemaReported:  # below the schema's minimum: its KV904 points at it
+            return None
         except (ValueError, TypeError) as exc:
             message = f"`claims.{key}`: {exc}"
             problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))
@@ -90,14 +96,26 @@ def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
             raise ValueError(f"expected a whole number, got {text!r}")
         return text
 
+    def tokens(text: Any) -> int:
+        value = parse_human_int(text if isinstance(text, int) else str(text))
+        if value < 1:  # a context of 0 tokens would divide by zero downstream
+            if isinstance(text, int):
+                raise _SchemaReported
+            raise ValueError(f"expected a positive token count, got {text!r}")
+        return value
+
+    def positive(text: Any) -> int:
+        value = count(text)
+        if value < 1:
+            raise _SchemaReported
+        return value
+
     return Claims(
-        concurrency=read("concurrency", count),
-        context=read("context", lambda v: parse_human_int(v if isinstance(v, int) else str(v))),
+        concurrency=read("concurrency", positive),
+        context=read("context", tokens),
         kv_per_token=read("kv_per_token", parse_size),
         kv_per_sequence=read("kv_per_sequence", parse_size),
-        kv_pool_tokens=read(
-            "kv_pool_tokens", lambda v: parse_human_int(v if isinstance(v, int) else str(v))
-        ),
+        kv_pool_tokens=read("kv_pool_tokens", tokens),
         kv_cache_dtype=read("kv_cache_dtype", str),
-        gpus_needed=read("gpus_needed", count),
+        gpus_needed=read("gpus_needed", positive),
     )
