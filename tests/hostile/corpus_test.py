@@ -155,6 +155,8 @@ CASES: dict[str, tuple[int, list[str]]] = {
     "plan-extreme-claims.yaml": (
         2,
         [
+            "plan-extreme-claims.yaml:6:7: KV502 `gpus` must be a GPU count from 0 to 4,096, "
+            "got `a number of 400 characters`",
             "plan-extreme-claims.yaml:8:18: KV502 `max-model-len` expects an integer",
             "plan-extreme-claims.yaml:10:16: KV502 `claims.concurrency`: out of range: a number "
             "of 400 digits",
@@ -163,8 +165,16 @@ CASES: dict[str, tuple[int, list[str]]] = {
             "non-negative finite size",
             "plan-extreme-claims.yaml:13:20: KV502 `claims.kv_per_sequence`: expected a "
             "non-negative finite size, got 'inf'",
-            "plan-extreme-claims.yaml:14:19: KV102 ",
             "plan-extreme-claims.yaml:14:19: KV904 `claims.kv_pool_tokens`: expected a token count",
+        ],
+    ),
+    # context 0 once divided by zero in KV301; the schema's KV904 now says it, once.
+    "plan-zero-claims.yaml": (
+        2,
+        [
+            "plan-zero-claims.yaml:5:7: KV904 `gpus`: 0 is less than the minimum of 1",
+            "plan-zero-claims.yaml:7:16: KV904 `claims.concurrency`: 0 is less than the minimum",
+            "plan-zero-claims.yaml:8:12: KV904 `claims.context`: expected a token count",
         ],
     ),
     "python-object-tags.yaml": (
