@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # A worker costs a fork, and each file's result is pickled back (a tenth more CPU in all at
 # 1,000 files); with the first pool, 100 files on two workers saved nothing even on idle cores
-# (benchmarks/README.md), so the pool starts at 100 files per worker: pre-commit never forks.
+# (benchmarks/README.md), so the pool starts at 100 files per worker.
 MIN_FILES_PER_WORKER = 100
 BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
