@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.finding import Span
+from kvlint.finding import printable
 
 
 class KvlintError(Exception):
@@ -19,8 +20,9 @@ class KvlintError(Exception):
         self.path = span.path if span is not None else path
 
     def __str__(self) -> str:
+        # printable: a path or value from a hostile file cannot split the line or drive a terminal
         if self.span is not None:
-            return f"{self.span.location()}: {self.message}"
+            return f"{self.span.location()}: {printable(self.message)}"
         if self.path:
-            return f"{self.path}: {self.message}"
-        return self.message
+            return f"{printable(self.path)}: {printable(self.message)}"
+        return printable(self.message)

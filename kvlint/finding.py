@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from typing import NamedTuple
 
 
@@ -33,7 +34,7 @@ class Span(NamedTuple):
     end_line: int | None = None  # the line ``end_column`` is on, when the value spans lines
 
     def location(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
+        return f"{printable(self.path)}:{self.line}:{self.column}"  # a path may hold a newline
 
 
 class Applicability(enum.Enum):
@@ -94,3 +95,15 @@ class Finding(NamedTuple):
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.span.path, self.span.line, self.span.column, self.code)
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped as Python writes them (``\\n``, ``\\x1b``): a
+    value quoted from a hostile file cannot split a report line, start a GitHub workflow command
+    (``::error::``) on a line of its own, or send escape sequences to a terminal."""
+    if not _CONTROL_RE.search(text):
+        return text
+    return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)

@@ -20,6 +20,7 @@ from kvlint.finding import Finding
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.finding import printable
 from kvlint.sizing_cache import SizingCache
 from kvlint.suppress import Directive
 from kvlint.suppress import apply as apply_suppressions
@@ -120,7 +121,7 @@ class _Run:
             cls.name,
             severity,
             problem.span,
-            problem.message,
+            printable(problem.message),  # values quoted from the file: no control characters
             problem.fix,
             problem.numbers,
         )
@@ -129,7 +130,11 @@ class _Run:
         cls = self.registry.rules.get(problem.code)
         if cls is None:  # a code no rule documents: keep it rather than lose it
             return Finding(
-                problem.code, "input-problem", problem.severity, problem.span, problem.message
+                problem.code,
+                "input-problem",
+                problem.severity,
+                problem.span,
+                printable(problem.message),
             )
         # The reader's severity, as the deployment-level route keeps it (rules/_input_problem.py);
         # a severity configured for the rule still wins.
@@ -184,7 +189,7 @@ def lint_file(run: _Run, path: Path, display: str, data: bytes | None = None) ->
         problem = InputProblem("KV901", span, exc.message, Severity.ERROR)
         return [], _enabled(run, [run.input_problem(problem)], display)
     except Exception as exc:  # a loader bug must not end the run: report it on this file
-        message = f"internal error while reading the file: {type(exc).__name__}: {exc}"
+        message = f"internal error while reading the file: {_crash(exc)}"
         return [], [
             Finding(INTERNAL, "internal-error", Severity.ERROR, Span(display, 1, 1), message)
         ]
@@ -315,7 +320,7 @@ def _check_deployment(
         sizing = run.sizings.size(dep, spec)
         sized = True
     except Exception as exc:  # an arithmetic bug must not end the run
-        message = f"internal error while sizing `{dep.name}`: {type(exc).__name__}: {exc}"
+        message = f"internal error while sizing `{dep.name}`: {_crash(exc)}"
         findings.append(Finding(INTERNAL, "internal-error", Severity.ERROR, dep.span, message))
         sizing, sized = Sizing(spec=spec, kv=None, gpu=None, engine=None), False
     engine = str(dep.engine.value)
@@ -327,11 +332,15 @@ def _check_deployment(
         try:
             problems = list(run.rule(cls).check(dep, sizing))
         except Exception as exc:  # one broken rule must not hide the others' findings
-            message = f"internal error in rule `{cls.name}`: {type(exc).__name__}: {exc}"
+            message = f"internal error in rule `{cls.name}`: {_crash(exc)}"
             findings.append(Finding(cls.code, cls.name, Severity.ERROR, dep.span, message))
             continue
         findings.extend(run.stamp(cls, p) for p in problems)
     return (sizing if sized else None), findings
+
+
+def _crash(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {printable(str(exc))}"
 
 
 def exit_code(findings: Iterable[Finding], fail_on: Severity) -> int:
