@@ -27,6 +27,8 @@ REMOTE_CODE = "open('PWNED-remote-code', 'w').close()\n"
 
 # Every case: (argument, exit code, the output lines as prefixes, in order). A prefix holds the
 # position and code and enough of the message to say the answer is the right one.
+NEWLINE_NAME = "x\n::error::injected.yaml"
+
 CASES: dict[str, tuple[int, list[str]]] = {
     "billion-laughs.yaml": (
         2,
@@ -177,6 +179,19 @@ CASES: dict[str, tuple[int, list[str]]] = {
             "plan-zero-claims.yaml:8:12: KV904 `claims.context`: expected a token count",
         ],
     ),
+    # Escapes in YAML strings decode to a newline, ESC and BEL: printed escaped, on one line.
+    "control-characters.yaml": (
+        1,
+        [
+            "control-characters.yaml:1:1: KV907 ",
+            "control-characters.yaml:2:15: KV502 `max-num-seqs` expects an integer, got "
+            "`1\\n::error file=x::injected`",
+            "control-characters.yaml:3:16: KV502 `max-model-len` expects an integer such as 8192, "
+            "32k or 128K (or -1 / auto), got `4096\\x1b]0;title\\x07\\x1b[2J`",
+        ],
+    ),
+    # A file name holding a newline and a GitHub workflow command.
+    NEWLINE_NAME: (0, ["x\\n::error::injected.yaml:1:1: KV907 "]),
     "python-object-tags.yaml": (
         2,
         [
@@ -327,6 +342,7 @@ def build(root: Path) -> None:
     (root / "unknown-flags.yaml").write_text(
         MANIFEST.replace("ARGS", f'"--model", "meta-llama/Llama-3.1-8B-Instruct", {flags}')
     )
+    (root / NEWLINE_NAME).write_text("model: meta-llama/Llama-3.1-8B-Instruct\n")
     passwd = "model: /etc/passwd\nmax-model-len: 4096\n"
     (root / "model-etc-passwd-absolute.yaml").write_text(passwd)
     config = json.loads((CORPUS / "models/kv-heads-zero/config.json").read_text())
