@@ -175,7 +175,7 @@ def parse_documents(
         if markers:
             problems.append(_conflict_problem(source, markers))
             continue
-        root, problem = _compose(source, chunk, start)
+        root, problem = _compose(source, chunk, start, what="JSON" if json else "YAML")
         if problem is not None:
             problems.append(problem)
             continue
@@ -219,17 +219,19 @@ def _conflict_problem(source: SourceText, markers: list[int]) -> InputProblem:
     return unreadable(source.span(first), message)
 
 
-def _compose(source: SourceText, chunk: str, offset: int) -> tuple[Any, InputProblem | None]:
+def _compose(
+    source: SourceText, chunk: str, offset: int, *, what: str = "YAML"
+) -> tuple[Any, InputProblem | None]:
     backend = _backend(chunk)
     try:
         return backend.compose(chunk), None
     except backend.marked_error as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         position = _offset(source, offset, mark) if mark is not None else offset
-        message = _yaml_message(source, exc, position)
+        message = _yaml_message(source, exc, position, what)
         return None, unreadable(source.span(position), message)
     except backend.error as exc:
-        return None, unreadable(source.span(offset), f"invalid YAML: {exc}")
+        return None, unreadable(source.span(offset), f"invalid {what}: {exc}")
     except RecursionError:
         message = "YAML nesting is too deep to read (more than a few hundred levels)"
         return None, unreadable(source.span(offset), message)
@@ -242,7 +244,7 @@ def _offset(source: SourceText, chunk_offset: int, mark: Any) -> int:
     return min(source.line_starts[line] + int(mark.column), len(source.text))
 
 
-def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
+def _yaml_message(source: SourceText, exc: Any, position: int, what: str = "YAML") -> str:
     line, column = source.position(position)
     text = source.line_text(line)
     char = text[column - 1] if column - 1 < len(text) else ""
@@ -254,7 +256,7 @@ def _yaml_message(source: SourceText, exc: Any, position: int) -> str:
     problem = (getattr(exc, "problem", None) or "").strip()
     context = (getattr(exc, "context", None) or "").strip()
     detail = f"{context}: {problem}" if context and problem else (problem or context or str(exc))
-    return f"invalid YAML: {detail}"
+    return f"invalid {what}: {detail}"
 
 
 class _Converter:
