@@ -211,7 +211,7 @@ CASES: dict[str, tuple[int, list[str]]] = {
     ),
     "not-json.json": (
         2,
-        ["not-json.json:1:69: KV901 invalid YAML: while parsing a flow node"],
+        ["not-json.json:1:69: KV901 invalid JSON: while parsing a flow node"],
     ),
     "model-etc-passwd.yaml": (
         2,
