@@ -367,7 +367,3 @@ def summarise(result: LintResult, fail_on: Severity) -> Summary:
         exit_code=exit_code(result.findings, fail_on),
         plugin_errors=result.plugin_errors,
     )
-
-
-# The name kvlint.parallel still calls; to be folded into lint_file once it moves over.
-_lint_file = lint_file
