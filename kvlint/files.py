@@ -22,7 +22,8 @@ def collect_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
         path = Path(arg)
         if path.is_dir():
             found = sorted(_walk(path), key=lambda p: p.relative_to(path).parts)
-            items = [(p, os.path.join(arg, str(p.relative_to(path)))) for p in found]
+            # normpath: `kvlint check .` shows `a/x.yaml`, not `./a/x.yaml`, as ruff does
+            items = [(p, os.path.normpath(os.path.join(arg, p.relative_to(path)))) for p in found]
         elif path.exists():
             items = [(path, arg)]
         else:

@@ -16,6 +16,8 @@ from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
     from kvlint.config import Settings
+    from kvlint.linter import LintResult
+    from kvlint.linter import Summary
 
 FORMATS = ("concise", "full", "json", "github", "sarif")
 SEVERITIES = ("error", "warning", "info")
@@ -167,8 +169,6 @@ def _output(path: str | None) -> Iterator[TextIO]:
 def run(args: argparse.Namespace) -> int:
     from kvlint.linter import lint_paths
     from kvlint.linter import summarise
-    from kvlint.report import reporter_class
-    from kvlint.report.base import ReportOptions
 
     settings = build_settings(args)
     if args.fix or args.diff:
@@ -181,20 +181,33 @@ def run(args: argparse.Namespace) -> int:
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
     summary = summarise(result, settings.fail_on)
-    with _output(args.output_file) as stream:
-        name = choose_format(args.format, stream)
-        reporter = reporter_class(name)(
-            stream,
-            ReportOptions(
-                color=use_color(args.color, stream),
-                statistics=args.statistics,
-                unsafe_fixes=args.unsafe_fixes,
-            ),
-        )
-        reporter.start()
-        for deployment in result.deployments:
-            reporter.deployment(deployment)
-        for finding in result.findings:
-            reporter.finding(finding)
-        reporter.finish(summary)
+    if args.output_file is not None:
+        # The file gets the report asked for; the terminal still gets its default one (ruff).
+        with _output(args.output_file) as stream:
+            _report(stream, choose_format(args.format, stream), args, result, summary)
+        _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary)
+    else:
+        _report(sys.stdout, choose_format(args.format, sys.stdout), args, result, summary)
     return summary.exit_code
+
+
+def _report(
+    stream: TextIO, name: str, args: argparse.Namespace, result: LintResult, summary: Summary
+) -> None:
+    from kvlint.report import reporter_class
+    from kvlint.report.base import ReportOptions
+
+    reporter = reporter_class(name)(
+        stream,
+        ReportOptions(
+            color=use_color(args.color, stream),
+            statistics=args.statistics,
+            unsafe_fixes=args.unsafe_fixes,
+        ),
+    )
+    reporter.start()
+    for deployment in result.deployments:
+        reporter.deployment(deployment)
+    for finding in result.findings:
+        reporter.finding(finding)
+    reporter.finish(summary)

@@ -149,7 +149,8 @@ def test_bad_config_exits_2_with_position(capsys: pytest.CaptureFixture[str]) ->
 def test_json_format_and_output_file(capsys: pytest.CaptureFixture[str]) -> None:
     write("vllm.yaml", TYPO)
     result = run_cli(["check", "vllm.yaml", "--format", "json", "--output-file", "r.json"], capsys)
-    assert (result.code, result.out) == (1, "")
+    # The file gets the JSON asked for; the terminal still gets its default report.
+    assert (result.code, result.out) == (1, f"{KV907}\n{KV501}\n")
     document = json.loads(Path("r.json").read_text(encoding="utf-8"))
     assert [f["code"] for f in document["findings"]] == ["KV907", "KV501"]
     assert document["summary"]["exit_code"] == 1
@@ -181,7 +182,7 @@ def test_folders_run_every_file_in_order(capsys: pytest.CaptureFixture[str]) -> 
     result = run_cli(["check", ".", "--format", "json"], capsys)
     document = json.loads(result.out)
     assert document["summary"]["files"] == 2
-    assert [d["path"] for d in document["deployments"]] == ["./a/deploy.yaml", "./b/vllm.yaml"]
+    assert [d["path"] for d in document["deployments"]] == ["a/deploy.yaml", "b/vllm.yaml"]
 
 
 @pytest.mark.parametrize(

@@ -445,7 +445,7 @@ def test_whole_corpus_in_one_run(corpus: Path) -> None:
     assert outcome.code == 2
     files = {m.group("path") for m in map(FINDING_RE.match, outcome.lines()) if m}
     for name in ("billion-laughs.yaml", "fifo.yaml", "loops/a.yaml", "big-50mib.yaml"):
-        assert f"./{name}" in files, outcome.text
+        assert name in files, outcome.text
     assert not list(corpus.glob("PWNED*"))
 
 
