@@ -13,9 +13,12 @@ class UnrecognisedDocument(InputProblemRule):
     configs, Kubernetes workloads, Helm values, compose files and kvlint plans.
 
     ## Why is this bad?
-    Silence would read as "checked and fine". When a file was meant to be checked, the warning
+    Silence would read as "checked and fine". When a file was meant to be checked, the finding
     says it was not; when it was not, exclude it with `per-file-ignores` or a
-    `# kvlint: disable-file` comment.
+    `# kvlint: disable-file` comment. A document that looks like no deployment at all (a
+    docs config, a dashboard) is reported at info, so a pre-commit hook over every YAML file
+    does not fail on it; one that runs an LLM server kvlint cannot read (a known engine image
+    with a launcher of its own) is a warning, since its settings go unchecked.
 
     ## Example
     ```yaml
@@ -35,4 +38,4 @@ class UnrecognisedDocument(InputProblemRule):
 
     code = "KV905"
     name = "unrecognised-document"
-    severity = Severity.WARNING
+    severity = Severity.INFO

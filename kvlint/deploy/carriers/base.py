@@ -26,7 +26,9 @@ class Context:
         return self.source.path
 
     def unrecognised(self, span: Span, message: str) -> None:
-        self.problems.append(InputProblem("KV905", span, message, Severity.WARNING))
+        # Info: nothing says this document serves a model, so a hook over every YAML file in a
+        # repository must not fail on it (container.py warns when an engine image is seen).
+        self.problems.append(InputProblem("KV905", span, message, Severity.INFO))
 
 
 class Carrier(Protocol):
