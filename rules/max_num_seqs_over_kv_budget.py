@@ -100,11 +100,14 @@ class MaxNumSeqsOverKvBudget(Rule):
             return
         cap = dep.max_num_seqs
         if n.explicit(cap) and dep.engine.value in _POOLED and cap is not None:
-            # Whole blocks, not the logged concurrency rounded to two decimals (39.998 -> 40.00).
-            if engine.num_blocks and engine.blocks_per_request:
-                admitted = engine.num_blocks // engine.blocks_per_request
-            elif engine.max_concurrency is not None:
-                admitted = int(engine.max_concurrency)
+            # Whole blocks less the null block, as the scheduler admits them (and as
+            # `kvlint solve` answers), not the logged concurrency rounded to two decimals.
+            if engine.max_concurrency is not None:
+                admitted = engine.admitted_sequences
+                if admitted == 0 and engine.fits:
+                    # The engine's own start-up check passed (0.11 does not count the null
+                    # block there): one sequence is what it runs.
+                    admitted = 1
             else:
                 admitted = pool // per_seq
             if admitted >= 1:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from kvlint.arith.engines.base import EngineEstimate
@@ -17,32 +16,8 @@ from kvlint.solve.variants import vary
 
 def admitted(est: EngineEstimate) -> int:
     """Sequences of ``est.max_model_len`` tokens the engine holds at once (0 when it would
-    refuse to start).
-
-    vLLM prints ``num_blocks / blocks_per_request`` as its "Maximum concurrency", but block 0 of
-    the pool is the null block the scheduler never hands out (vllm/v1/core/block_pool.py), so
-    the scheduler's count is ``(num_blocks - 1) // blocks_per_request``: one fewer than the
-    printed figure at an exact multiple. Without the per-request blocks, the current line's
-    ``int(concurrency x max_model_len)`` tokens give the whole part of the unrounded figure;
-    otherwise the printed (2-decimal) figure's whole part.
-    """
-    if est.fits is False or not est.max_concurrency or est.max_concurrency <= 0:
-        return 0
-    if est.engine == "vllm" and est.num_blocks and est.blocks_per_request:
-        return max(0, (est.num_blocks - 1) // est.blocks_per_request)
-    if est.engine == "vllm" and _tokens_from_concurrency(est) and est.kv_cache_tokens:
-        return est.kv_cache_tokens // max(1, est.max_model_len)
-    return max(0, math.floor(est.max_concurrency + 1e-9))
-
-
-def _tokens_from_concurrency(est: EngineEstimate) -> bool:
-    """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
-    merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
-    from kvlint.arith.engines.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
-    from kvlint.arith.engines.defaults import parse_version
-
-    version = parse_version(est.version)
-    return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE
+    refuse to start); see ``EngineEstimate.admitted_sequences``, which KV301 quotes too."""
+    return est.admitted_sequences
 
 
 # Engines that allocate exactly the cache they are told to (llama.cpp's ``-c`` cells, split

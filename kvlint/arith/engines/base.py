@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -42,3 +43,32 @@ class EngineEstimate:
     defaults: tuple[tuple[str, object], ...] = ()
     missing: tuple[str, ...] = ()  # facts the files do not give ("GPU type", ...)
     notes: tuple[str, ...] = field(default=())  # what decided the outcome (defaults used, ...)
+
+    @property
+    def admitted_sequences(self) -> int:
+        """Sequences of ``max_model_len`` tokens the engine holds at once (0 when it would
+        refuse to start): the most a concurrency cap can usefully be.
+
+        vLLM prints ``num_blocks / blocks_per_request`` as its "Maximum concurrency", but block 0
+        of the pool is the null block the scheduler never hands out (vllm/v1/core/block_pool.py),
+        so the scheduler's count is ``(num_blocks - 1) // blocks_per_request``: one fewer than
+        the printed figure at an exact multiple. Without the per-request blocks, the current
+        line's ``int(concurrency x max_model_len)`` tokens give the whole part of the unrounded
+        figure; otherwise the printed (2-decimal) figure's whole part.
+        """
+        if self.fits is False or not self.max_concurrency or self.max_concurrency <= 0:
+            return 0
+        if self.engine == "vllm" and self.num_blocks and self.blocks_per_request:
+            return max(0, (self.num_blocks - 1) // self.blocks_per_request)
+        if self.engine == "vllm" and self.kv_cache_tokens and self._tokens_from_concurrency():
+            return self.kv_cache_tokens // max(1, self.max_model_len)
+        return max(0, math.floor(self.max_concurrency + 1e-9))
+
+    def _tokens_from_concurrency(self) -> bool:
+        """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
+        merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
+        from kvlint.arith.engines.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
+        from kvlint.arith.engines.defaults import parse_version
+
+        version = parse_version(self.version)
+        return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE
