@@ -55,3 +55,19 @@ def test_the_first_command_runs_kvlint_on_a_bundled_example() -> None:
 def test_rules_table_is_generated_from_the_registry() -> None:
     text = README.read_text(encoding="utf-8")
     assert updated(text) == text, "run scripts/update_readme_rules.py"
+
+
+def test_what_it_says_is_what_kvlint_says() -> None:
+    """The README's sample output is the real output on the bundled example."""
+    text = README.read_text(encoding="utf-8")
+    command = "$ kvlint check examples/deploy.yaml --format concise\n"
+    shown = text.split(command, 1)[1].split("```", 1)[0]
+    result = subprocess.run(
+        [sys.executable, "-m", "kvlint", "check", "examples/deploy.yaml", "--format", "concise"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.stdout == shown
