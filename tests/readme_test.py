@@ -71,3 +71,19 @@ def test_what_it_says_is_what_kvlint_says() -> None:
         env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
     )
     assert result.stdout == shown
+
+
+def test_the_plan_example_is_valid_and_holds(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## The plan format", 1)[1].split("\n## ", 1)[0]
+    (plan,) = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    (tmp_path / "plan.yaml").write_text(plan, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "kvlint", "check", "plan.yaml", "--fail-on", "info"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
