@@ -354,7 +354,7 @@ def fix_paths(
     from kvlint.registry import default_registry
 
     # The linter's per-run state (rule instances, each model resolved once) serves every round.
-    run = linter._Run(registry if registry is not None else default_registry(), settings)
+    run = linter.Run(registry if registry is not None else default_registry(), settings)
     files: list[FileFix] = []
     for path, display in linter.collect_files(paths):
         try:

@@ -96,7 +96,7 @@ INTERNAL = "KV900"  # a crash outside any rule (loading, sizing): reported, neve
 
 
 @dataclass
-class _Run:
+class Run:
     """Per-run state: rule instances, the model resolutions (each reference resolved once) and
     the sizings (each model and settings sized once)."""
 
@@ -154,7 +154,7 @@ def lint_paths(
     (``kvlint.parallel``); the result is the same as a serial run's, in the same order."""
     from kvlint.registry import default_registry
 
-    run = _Run(registry if registry is not None else default_registry(), settings)
+    run = Run(registry if registry is not None else default_registry(), settings)
     targets = collect_files(paths)
     if jobs > 1:
         from kvlint.parallel import lint_files
@@ -172,7 +172,7 @@ def lint_paths(
     return LintResult(tuple(files), tuple(deployments), tuple(findings), run.registry.errors)
 
 
-def lint_file(run: _Run, path: Path, display: str, data: bytes | None = None) -> FileResult:
+def lint_file(run: Run, path: Path, display: str, data: bytes | None = None) -> FileResult:
     """One file's deployments and findings; ``data`` lints text held in memory as if it were
     the file's (``--fix`` re-checks each round of edits before anything is written)."""
     from kvlint.deploy.load import load_path
@@ -231,7 +231,7 @@ def lint_file(run: _Run, path: Path, display: str, data: bytes | None = None) ->
     return deployment_results, [f for f, _ in kept]
 
 
-def _enabled(run: _Run, findings: Iterable[Finding], display: str) -> list[Finding]:
+def _enabled(run: Run, findings: Iterable[Finding], display: str) -> list[Finding]:
     return [f for f in findings if run.settings.selection.is_enabled(f.code, display)]
 
 
@@ -243,7 +243,7 @@ def _suppress_tagged(
     return [(f, owner) for f, owner in tagged if id(f) in kept_ids]
 
 
-def _unused(run: _Run, directives: list[Directive], display: str) -> list[Finding]:
+def _unused(run: Run, directives: list[Directive], display: str) -> list[Finding]:
     cls = run.registry.rules.get(UNUSED_SUPPRESSION)
     if cls is None or not run.settings.selection.is_enabled(cls.code, display):
         return []
@@ -276,7 +276,7 @@ def _with_defaults(dep: Deployment, settings: Settings) -> Deployment:
     return dataclasses.replace(dep, **changes) if changes else dep
 
 
-def _resolve_model(run: _Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
+def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
     """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
     from kvlint.model.resolve import resolve_model
 
@@ -310,7 +310,7 @@ def _exists(path: Path) -> bool:
 
 
 def _check_deployment(
-    run: _Run, dep: Deployment, resolved: Any
+    run: Run, dep: Deployment, resolved: Any
 ) -> tuple[Sizing | None, list[Finding]]:
     from kvlint.sizing import Sizing
 

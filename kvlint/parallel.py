@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
     from kvlint.linter import FileResult
-    from kvlint.linter import _Run
+    from kvlint.linter import Run
 
 # A worker costs a fork, and each file's result is pickled back (a tenth more CPU in all at
 # 1,000 files); with the first pool, 100 files on two workers saved nothing even on idle cores
@@ -34,7 +34,7 @@ MIN_FILES_PER_WORKER = 100
 BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
 # What the forked workers read: set in the parent just before the pool forks, never pickled.
-_STATE: tuple[_Run, Sequence[tuple[Path, str]]] | None = None
+_STATE: tuple[Run, Sequence[tuple[Path, str]]] | None = None
 
 
 def default_jobs() -> int:
@@ -53,7 +53,7 @@ def workers_for(files: int, jobs: int) -> int:
     return workers
 
 
-def lint_files(run: _Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[FileResult]:
+def lint_files(run: Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[FileResult]:
     """``lint_file`` over every file, with up to ``jobs`` processes; results in file order."""
     from kvlint import linter
 

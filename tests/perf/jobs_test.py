@@ -58,7 +58,7 @@ def record_pids(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Path:
     the patched module), so a test knows where the files were really linted."""
     original = linter.lint_file
 
-    def recording(run: linter._Run, path: Path, display: str) -> FileResult:
+    def recording(run: linter.Run, path: Path, display: str) -> FileResult:
         with pids.open("a") as handle:
             handle.write(f"{os.getpid()}\n")
         return original(run, path, display)
@@ -150,7 +150,7 @@ def test_files_a_killed_worker_never_returned_are_linted_here(
     parent = os.getpid()
     original = linter.lint_file
 
-    def dying(run: linter._Run, path: Path, display: str) -> FileResult:
+    def dying(run: linter.Run, path: Path, display: str) -> FileResult:
         if os.getpid() != parent and path.name == "values.yaml":
             (tmp_path / f"killed-{os.getpid()}").touch()
             os._exit(9)  # as the kernel's OOM killer would end it: no exception, no message
@@ -166,7 +166,7 @@ def test_a_bug_in_a_worker_is_the_serial_runs_error_without_a_traceback(
 ) -> None:
     original = linter.lint_file
 
-    def buggy(run: linter._Run, path: Path, display: str) -> FileResult:
+    def buggy(run: linter.Run, path: Path, display: str) -> FileResult:
         if path.name == "values.yaml":
             raise ZeroDivisionError("a bug outside the per-file guards")
         return original(run, path, display)
