@@ -113,7 +113,7 @@ class StatedKvMismatch(Rule):
                     f"{n.engine_name(dep)}'s pool holds {n.count(v.correct)} tokens of "
                     f"{n.model_name(spec)} at {v.dtype} (the stated is {off})"
                 )
-                fix = n.fix(
+                fix = n.safe_fix(  # correcting a stated figure changes no behaviour
                     f"Set `kv_pool_tokens` to {n.count(v.correct)}", v.stated, str(v.correct)
                 )
             else:

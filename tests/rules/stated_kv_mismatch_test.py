@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from kvlint_rules.stated_kv_mismatch import StatedKvMismatch
 
 from kvlint.deploy.model import Sourced
 from kvlint.finding import Span
+from testing.cli import run_cli
 from testing.rule_builders import LLAMA_31_8B
 from testing.rule_builders import MISTRAL_7B_V01
 from testing.rule_builders import deployment
@@ -69,3 +73,21 @@ def test_windowed_model_per_token_and_per_sequence() -> None:
     assert p.message.endswith(
         "caches 512 MiB at 32768 tokens at bfloat16 (the stated is 8x the computed)"
     )
+
+
+def test_correcting_a_stated_pool_is_a_safe_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 40 GiB / (16 tokens x 128 KiB) = 20,480 blocks = 327,680 tokens; a claim changes no
+    # behaviour, so `--fix` alone rewrites it ([*], not [~]).
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "kvlint: plan/v1\nengine: vllm\nmodel: meta-llama/Llama-3.1-8B-Instruct\n"
+        "gpu: H100-80GB\nsettings:\n  max-model-len: 8192\n  kv-cache-memory-bytes: 40G\n"
+        "claims:\n  kv_pool_tokens: 1000000\n",
+        encoding="utf-8",
+    )
+    result = run_cli(["check", str(plan), "--no-config", "--format", "concise"], capsys)
+    assert f"{plan}:9:19: KV102 [*] `kv_pool_tokens` 1,000,000 matches no computation" in result.out
+    run_cli(["check", str(plan), "--no-config", "--fix"], capsys)
+    assert plan.read_text(encoding="utf-8").endswith("  kv_pool_tokens: 327680\n")
