@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvlint.finding import FIXABLE
-from kvlint.finding import UNSAFE_FIX
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Finding
@@ -45,9 +44,6 @@ if TYPE_CHECKING:
 
 BOM = "\ufeff"
 MAX_ROUNDS = 20
-# The markers live beside the Fix record, so reporters need not import the fixer.
-UNSAFE = UNSAFE_FIX
-marker = fix_marker
 
 # A replacement written as a plain YAML scalar: no indicator first, no `: ` or ` #`, nothing a
 # flow collection would split on. Anything else is written double-quoted.
@@ -60,7 +56,7 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 def applicable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
-    return marker(fix, unsafe_fixes=unsafe_fixes) == FIXABLE
+    return fix_marker(fix, unsafe_fixes=unsafe_fixes) == FIXABLE
 
 
 # ---------------------------------------------------------------------------------------------

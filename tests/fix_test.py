@@ -28,10 +28,10 @@ from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.finding import fix_marker
 from kvlint.fix import FileFix
 from kvlint.fix import StaleFile
 from kvlint.fix import apply_fixes
-from kvlint.fix import marker
 from kvlint.fix import unified_diff
 from kvlint.fix import write_fixed
 from testing.cli import run_cli
@@ -352,13 +352,13 @@ def test_edits_kvlint_will_not_make(text: str, value: str, replacement: str, rea
     assert len(result.skipped) == 1 and reason in result.skipped[0].reason
 
 
-def test_marker() -> None:
+def test_fix_marker() -> None:
     span = Span("c.yaml", 1, 1, end_column=2)
     safe = Fix("t", (Edit(span, "1"),), Applicability.SAFE)
     unsafe = Fix("t", (Edit(span, "1"),), Applicability.UNSAFE)
     advice = Fix("t", (), Applicability.SAFE)
-    assert [marker(f) for f in (safe, unsafe, advice, None)] == ["[*]", "[~]", "", ""]
-    assert marker(unsafe, unsafe_fixes=True) == "[*]"
+    assert [fix_marker(f) for f in (safe, unsafe, advice, None)] == ["[*]", "[~]", "", ""]
+    assert fix_marker(unsafe, unsafe_fixes=True) == "[*]"
 
 
 def test_diff_marks_a_missing_final_newline(tmp_path: Path) -> None:
