@@ -10,13 +10,16 @@ from kvlint.deploy.engines.interpret import Engine
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
 
+# OLLAMA_KV_CACHE_TYPE (envconfig): the llama.cpp types Ollama passes through.
+KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")
+
 SETTINGS = {
     s.name: s
     for s in (
         Setting("OLLAMA_CONTEXT_LENGTH", "int", "max_model_len", minimum=1),
         # 0 lets Ollama choose (envconfig.NumParallel's default).
         Setting("OLLAMA_NUM_PARALLEL", "int", "max_num_seqs", minimum=0),
-        Setting("OLLAMA_KV_CACHE_TYPE", "str", "kv_cache_dtype", ("f16", "q8_0", "q4_0")),
+        Setting("OLLAMA_KV_CACHE_TYPE", "str", "kv_cache_dtype", KV_CACHE_TYPES),
         Setting("OLLAMA_FLASH_ATTENTION", "bool", "flash_attention"),
         Setting("OLLAMA_MAX_LOADED_MODELS", "int"),
         Setting("OLLAMA_GPU_OVERHEAD", "int"),

@@ -11,30 +11,14 @@ from kvlint.deploy.engines.interpret import Engine
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
 
-# vllm/config/cache.py CacheDType, union of 0.11.0 and 0.33.0 (research/engines.md 1f).
+# vllm/config/cache.py CacheDType (research/engines.md 1f): 0.11.0's, and 0.33.0's superset.
+KV_CACHE_DTYPES_0_11 = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
 KV_CACHE_DTYPES = (
-    "auto",
-    "float16",
-    "bfloat16",
-    "fp8",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "fp8_inc",
-    "fp8_ds_mla",
-    "nvfp4_ds_mla",
-    "turboquant_k8v4",
-    "turboquant_4bit_nc",
-    "turboquant_k3v4_nc",
-    "turboquant_3bit_nc",
-    "octave_k3v4",
-    "octave_k3v3",
-    "octave_k3v3_compact",
-    "ultraquant_4bit",
-    "int4_per_token_head",
-    "int8_per_token_head",
-    "fp8_per_token_head",
-    "nvfp4",
-    "nvfp4_4over6",
+    *KV_CACHE_DTYPES_0_11,
+    *("float16", "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc"),
+    *("turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3"),
+    *("octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head"),
+    *("fp8_per_token_head", "nvfp4", "nvfp4_4over6"),
 )
 
 SETTINGS = {
