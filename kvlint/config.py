@@ -8,20 +8,24 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 from typing import Literal
 
-import pydantic
-from pydantic import ConfigDict
-from pydantic import Field
-
+from kvlint import options as option_models
 from kvlint.errors import KvlintError
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.registry import Registry
 from kvlint.selection import Selection
 from kvlint.selection import build_selection
+from kvlint.source.nodes import Mapping as NodeMapping
+from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence as NodeSequence
+from kvlint.source.text import SourceText
+from kvlint.source.yaml import parse_documents
 
 YAML_NAMES = (".kvlint.yaml", ".kvlint.yml")
 PYPROJECT = "pyproject.toml"
@@ -33,37 +37,45 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
-class Config(pydantic.BaseModel):
+def _about(text: str) -> dict[str, str]:
+    """A field's description, for the JSON Schema (``kvlint.options`` hands it to pydantic)."""
+    return {"description": text}
+
+
+@dataclass(frozen=True)
+class Config:
     """What a config file may say; any other key is an error with its position."""
 
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True)
-
-    select: list[str] | None = Field(
+    select: list[str] | None = field(
         default=None,
-        description="Rules to run: codes, prefixes (`KV3`), names or `ALL`; default all",
+        metadata=_about("Rules to run: codes, prefixes (`KV3`), names or `ALL`; default all"),
     )
-    ignore: list[str] = Field(default=[], description="Rules not to run; the longest prefix wins")
-    extend_select: list[str] = Field(default=[], description="Rules to add to `select`")
-    per_file_ignores: dict[str, list[str]] = Field(
-        default={},
-        description="Glob pattern (relative to this file) -> rules not to run on those files",
+    ignore: list[str] = field(
+        default_factory=list, metadata=_about("Rules not to run; the longest prefix wins")
     )
-    severity: dict[str, SeverityName] = Field(
-        default={}, description="Rule code or name -> the severity to report it at"
+    extend_select: list[str] = field(
+        default_factory=list, metadata=_about("Rules to add to `select`")
     )
-    rules: dict[str, dict[str, Any]] = Field(
-        default={},
-        description="Rule code or name -> its options (`kvlint explain CODE` lists them)",
+    per_file_ignores: dict[str, list[str]] = field(
+        default_factory=dict,
+        metadata=_about("Glob pattern (relative to this file) -> rules not to run on those files"),
     )
-    engine_version: str | dict[str, str] | None = Field(
+    severity: dict[str, SeverityName] = field(
+        default_factory=dict, metadata=_about("Rule code or name -> the severity to report it at")
+    )
+    rules: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata=_about("Rule code or name -> its options (`kvlint explain CODE` lists them)"),
+    )
+    engine_version: str | dict[str, str] | None = field(
         default=None,
-        description="Engine version for files that give none: one for all, or per engine",
+        metadata=_about("Engine version for files that give none: one for all, or per engine"),
     )
-    gpu: str | None = Field(
-        default=None, description="GPU for deployments that name none (`H100-80GB`)"
+    gpu: str | None = field(
+        default=None, metadata=_about("GPU for deployments that name none (`H100-80GB`)")
     )
-    fail_on: SeverityName = Field(
-        default="warning", description="The lowest severity that makes `kvlint check` exit 1"
+    fail_on: SeverityName = field(
+        default="warning", metadata=_about("The lowest severity that makes `kvlint check` exit 1")
     )
 
 
@@ -72,7 +84,7 @@ SCHEMA_ID = "https://kvlint.dev/schemas/config.schema.json"
 
 def config_schema() -> dict[str, Any]:
     """The JSON Schema of the config file (``schemas/config.schema.json`` is generated from it)."""
-    schema = Config.model_json_schema(by_alias=True)
+    schema = option_models.pydantic_model(Config, _kebab).model_json_schema(by_alias=True)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -86,6 +98,7 @@ class LoadedConfig:
     config: Config
     path: Path | None = None  # None: no file (defaults)
     text: str = ""
+    root: Node | None = None  # a YAML file's nodes, for the positions of its keys
 
     @property
     def base_dir(self) -> Path | None:
@@ -95,7 +108,9 @@ class LoadedConfig:
         """Where the key at ``loc`` is written (best effort), for error messages."""
         if self.path is None:
             return None
-        return _locate(self.path, self.text, loc)
+        if self.root is None:
+            return _locate_toml(self.path, self.text, loc)
+        return _locate(self.root, loc)
 
 
 @dataclass(frozen=True)
@@ -104,7 +119,7 @@ class Settings:
 
     selection: Selection
     severities: dict[str, Severity] = field(default_factory=dict)  # code -> configured severity
-    options: dict[str, pydantic.BaseModel] = field(default_factory=dict)  # code -> options
+    options: dict[str, Any] = field(default_factory=dict)  # code -> the rule's Options instance
     engine_versions: dict[str, str] = field(default_factory=dict)  # engine ("*": any) -> version
     gpu: str | None = None
     fail_on: Severity = Severity.WARNING
@@ -144,13 +159,17 @@ def load_config(path: Path | None) -> LoadedConfig:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KvlintError(f"cannot read config file: {exc}", path=str(path)) from None
-    data = _parse_toml(path, text) if path.suffix == ".toml" else _parse_yaml(path, text)
-    loaded = LoadedConfig(Config(), path, text)
+    if path.suffix == ".toml":
+        data, root = _parse_toml(path, text), None
+    else:
+        root = _parse_yaml(path, text)
+        data = root.plain() if root is not None else {}
+    loaded = LoadedConfig(Config(), path, text, root)
     try:
-        config = Config.model_validate(data)
-    except pydantic.ValidationError as exc:
+        config = option_models.validate(Config, data, alias=_kebab)
+    except option_models.OptionsError as exc:
         raise _config_error(loaded, exc, prefix=()) from None
-    return LoadedConfig(config, path, text)
+    return LoadedConfig(config, path, text, root)
 
 
 def _parse_toml(path: Path, text: str) -> Any:
@@ -165,37 +184,37 @@ def _parse_toml(path: Path, text: str) -> Any:
     return data.get("tool", {}).get("kvlint", {})
 
 
-def _parse_yaml(path: Path, text: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        span = Span(str(path), mark.line + 1, mark.column + 1) if mark is not None else None
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise KvlintError(f"invalid YAML: {problem}", span, path=str(path)) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+def _parse_yaml(path: Path, text: str) -> NodeMapping | None:
+    """The file's one document as nodes (None when empty), read as deployment files are."""
+    source = SourceText.of(str(path), text)
+    documents, problems = parse_documents(source)
+    if problems:
+        raise KvlintError(problems[0].message, problems[0].span, path=str(path))
+    if not documents:
+        return None
+    if len(documents) > 1:
+        span = documents[1].root.span
+        raise KvlintError("a kvlint config file holds one YAML document", span, path=str(path))
+    root = documents[0].root
+    if isinstance(root, Scalar) and root.value is None:
+        return None
+    if not isinstance(root, NodeMapping):
         raise KvlintError("a kvlint config file must be a mapping of keys", Span(str(path), 1, 1))
-    return data
+    return root
 
 
 def _config_error(
-    loaded: LoadedConfig, exc: pydantic.ValidationError, prefix: tuple[str | int, ...]
+    loaded: LoadedConfig, exc: option_models.OptionsError, prefix: tuple[str | int, ...]
 ) -> KvlintError:
-    error = exc.errors()[0]
-    loc = prefix + tuple(error["loc"])
+    loc = prefix + exc.loc
     dotted = ".".join(str(part) for part in loc)
-    if error["type"] == "extra_forbidden":
+    if exc.kind == "extra_forbidden":
         message = f"unknown key `{dotted}` in the kvlint config"
         if not prefix:
-            known = ", ".join(_kebab(name) for name in Config.model_fields)
+            known = ", ".join(_kebab(f.name) for f in fields(Config))
             message += f" (known keys: {known})"
     else:
-        message = f"`{dotted}`: {error['msg']}"
+        message = f"`{dotted}`: {exc.message}"
     return KvlintError(message, loaded.span(loc), path=str(loaded.path))
 
 
@@ -229,13 +248,13 @@ def resolve(
         _rule_code(loaded, registry, key, ("severity", key)): Severity.parse(value)
         for key, value in config.severity.items()
     }
-    options: dict[str, pydantic.BaseModel] = {}
+    options: dict[str, Any] = {}
     for key, raw in config.rules.items():
         code = _rule_code(loaded, registry, key, ("rules", key))
         rule = registry.rules[code]
         try:
-            options[code] = rule.Options.model_validate(raw)
-        except pydantic.ValidationError as exc:
+            options[code] = option_models.validate(rule.Options, raw)
+        except option_models.OptionsError as exc:
             raise _config_error(loaded, exc, prefix=("rules", key)) from None
     return Settings(
         selection=selection,
@@ -278,40 +297,23 @@ def _engine_versions(from_file: str | Mapping[str, str] | None, cli: str | None)
     return versions
 
 
-def _locate(path: Path, text: str, loc: Sequence[str | int]) -> Span | None:
-    """The line and column of the last key of ``loc`` (YAML: exact; TOML: by a text search)."""
-    if path.suffix == ".toml":
-        return _locate_toml(path, text, loc)
-    try:
-        from ruamel.yaml import YAML
-
-        node: Any = YAML().load(text)
-    except Exception:  # the text already parsed once; a failure here only loses the position
-        return None
-    position: tuple[int, int] | None = None
+def _locate(root: Node, loc: Sequence[str | int]) -> Span:
+    """Where the last key of ``loc`` that the file holds is written (its first line otherwise)."""
+    node: Node | None = root
+    span = root.source.span(0)
     for part in loc:
-        key = _find_key(node, part)
-        if key is None:
+        if isinstance(node, NodeMapping) and isinstance(part, str):
+            key = next((k for k, _ in node if _kebab(k.text) == _kebab(part)), None)
+            if key is None:
+                break
+            span = key.source.span(key.start)
+            node = node.get(key.text)
+        elif isinstance(node, NodeSequence) and isinstance(part, int) and part < len(node.items):
+            node = node.items[part]
+            span = node.source.span(node.start)
+        else:
             break
-        try:
-            position = node.lc.key(key) if isinstance(part, str) else node.lc.item(key)
-        except (AttributeError, KeyError, IndexError, TypeError):
-            break
-        node = node[key]
-    if position is None:
-        return Span(str(path), 1, 1)
-    return Span(str(path), position[0] + 1, position[1] + 1)
-
-
-def _find_key(node: Any, part: str | int) -> Any:
-    if isinstance(node, dict):
-        for key in node:
-            if key == part or (isinstance(key, str) and _kebab(key) == _kebab(str(part))):
-                return key
-        return None
-    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-        return part
-    return None
+    return span
 
 
 def _locate_toml(path: Path, text: str, loc: Sequence[str | int]) -> Span:

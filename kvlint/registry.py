@@ -9,12 +9,12 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import is_dataclass
 from typing import Any
-
-import pydantic
 
 from kvlint.finding import Severity
 from kvlint.linter import PluginError
+from kvlint.options import is_pydantic_model
 from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
 
@@ -148,11 +148,12 @@ def validate_rule(cls: object, *, builtin: bool) -> str | None:
         return "engines is not a frozenset of engine names"
     if not isinstance(cls.fix_availability, FixAvailability):
         return "fix_availability is not a FixAvailability"
-    if not (isinstance(cls.Options, type) and issubclass(cls.Options, pydantic.BaseModel)):
-        return "Options is not a pydantic model"
+    options = cls.Options
+    if not (isinstance(options, type) and (is_dataclass(options) or is_pydantic_model(options))):
+        return "Options is not a dataclass or a pydantic model"
     try:
-        cls.Options()
-    except pydantic.ValidationError:
+        options()
+    except Exception:  # TypeError from a dataclass, ValidationError from a pydantic model
         return "Options has required fields (every option needs a default)"
     doc_problems = cls.doc().problems()
     if doc_problems:

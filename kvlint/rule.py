@@ -6,12 +6,11 @@ import enum
 import inspect
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import ClassVar
 from typing import NamedTuple
-
-import pydantic
-from pydantic import ConfigDict
 
 from kvlint.finding import Problem
 from kvlint.finding import Severity
@@ -29,10 +28,14 @@ class FixAvailability(enum.Enum):
     ALWAYS = "always"
 
 
-class NoOptions(pydantic.BaseModel):
-    """The options of a rule that takes none: any key given in the config is an error."""
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a rule that takes none: any key given in the config is an error.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    A rule's ``Options`` is a frozen dataclass whose fields all have defaults (bounds and a
+    description go in ``field(metadata=...)``, as ``pydantic.Field`` arguments), or a pydantic
+    model; ``kvlint.options`` validates what the config file gives.
+    """
 
 
 class Rule:
@@ -48,12 +51,12 @@ class Rule:
     severity: ClassVar[Severity]  # the default; config may override it
     engines: ClassVar[frozenset[str]] = frozenset()  # empty: every engine
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
-    Options: ClassVar[type[pydantic.BaseModel]] = NoOptions
+    Options: ClassVar[type[Any]] = NoOptions
     # False for rules that work without the model's facts (input problems, unknown flags): when
     # the model cannot be resolved (KV902) the linter runs only these for the deployment.
     needs_model: ClassVar[bool] = True
 
-    def __init__(self, options: pydantic.BaseModel | None = None) -> None:
+    def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import pydantic
+from dataclasses import dataclass
+from dataclasses import field
 
 from kvlint.arith.engines.base import EngineEstimate
 from kvlint.deploy.model import Deployment
@@ -18,10 +18,14 @@ from . import _numbers as n
 from . import _pool_causes
 
 
-class Options(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class Options:
+    """KV305's options."""
 
-    ratio: float = pydantic.Field(0.5, gt=0, le=1)  # report below this share of first principles
+    ratio: float = field(
+        default=0.5,
+        metadata={"gt": 0, "le": 1, "description": "report below this share of first principles"},
+    )
 
 
 class EnginePoolBelowFirstPrinciples(Rule):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import pydantic
+from dataclasses import dataclass
+from dataclasses import field
 
 from kvlint.arith.dtypes import resolve_cache_dtype
 from kvlint.deploy.model import Deployment
@@ -18,11 +18,16 @@ from . import _numbers as n
 from . import _stated
 
 
-class Options(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class Options:
+    """KV102's options: how far a stated figure may be from the computed one."""
 
-    tolerance: float = pydantic.Field(0.05, gt=0, lt=1)  # bytes figures: exact arithmetic
-    pool_tolerance: float = pydantic.Field(0.15, gt=0, lt=1)  # pool tokens: an estimate
+    tolerance: float = field(
+        default=0.05, metadata={"gt": 0, "lt": 1, "description": "bytes figures: exact arithmetic"}
+    )
+    pool_tolerance: float = field(
+        default=0.15, metadata={"gt": 0, "lt": 1, "description": "pool tokens: an estimate"}
+    )
 
 
 class StatedKvMismatch(Rule):

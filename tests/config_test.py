@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -158,7 +159,7 @@ def test_rule_options_by_code_or_name(tmp_path: Path) -> None:
     )
     settings = resolve(load_config(path), default_registry())
     assert list(settings.options) == ["KV305"]
-    assert settings.options["KV305"].model_dump() == {"ratio": 0.25}
+    assert dataclasses.asdict(settings.options["KV305"]) == {"ratio": 0.25}
     path = write(tmp_path / ".kvlint.yaml", "rules:\n  KV305: {ratio: 2}\n")
     with pytest.raises(KvlintError) as info:
         resolve(load_config(path), default_registry())

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import pydantic
 import pytest
 
 from kvlint.finding import Severity
+from kvlint.options import OptionsError
+from kvlint.options import validate
 from kvlint.rule import FixAvailability
 from kvlint.rule import NoOptions
 from kvlint.rule import Rule
@@ -94,8 +95,9 @@ def test_rule_defaults_and_docstring() -> None:
 
 
 def test_no_options_forbids_keys() -> None:
-    with pytest.raises(pydantic.ValidationError):
-        NoOptions.model_validate({"ratio": 0.5})
+    with pytest.raises(OptionsError) as info:
+        validate(NoOptions, {"ratio": 0.5})
+    assert (info.value.loc, info.value.kind) == (("ratio",), "extra_forbidden")
 
 
 def test_base_check_is_abstract() -> None:

@@ -18,7 +18,7 @@ import pytest
 from kvlint import parallel
 from testing.shared import REPO
 
-HEAVY = ("huggingface_hub", "jsonschema", "rich", "multiprocessing")
+HEAVY = ("huggingface_hub", "jsonschema", "rich", "multiprocessing", "pydantic", "ruamel")
 PROBE = """
 import json, sys
 from kvlint.main import main
@@ -88,6 +88,24 @@ def test_check_on_a_small_file_imports_no_heavy_package(
     assert "kvlint_rules" in modules and "yaml" in modules
     assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
     assert "kvlint.fix" not in modules  # the fixer only with --fix or --diff
+
+
+def test_a_config_of_plain_values_is_read_without_pydantic_or_ruamel(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    (tmp_path / ".kvlint.yaml").write_text(
+        "gpu: L4\nignore: [KV907]\nengine-version: {vllm: 0.11.0}\nfail-on: info\n"
+    )
+    code, modules = imported(tmp_path, "check", "--format", "concise", "serve.yaml")
+    assert code == 1
+    assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
+
+
+def test_rule_options_are_validated_by_pydantic(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    (tmp_path / ".kvlint.yaml").write_text("gpu: L4\nrules: {KV305: {ratio: 0.25}}\n")
+    code, modules = imported(tmp_path, "check", "--format", "concise", "serve.yaml")
+    assert code == 1
+    assert "pydantic" in modules
 
 
 def test_json_output_imports_no_heavy_package(tmp_path: Path) -> None:
