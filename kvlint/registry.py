@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
+import importlib
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import is_dataclass
 from typing import Any
 
+from kvlint.entry_points import entry_points
 from kvlint.finding import Severity
 from kvlint.linter import PluginError
 from kvlint.options import is_pydantic_model
@@ -62,14 +63,25 @@ class Registry:
 
 def entry_point_sources() -> list[Source]:
     """Every installed ``kvlint.rules`` entry point, sorted so the built-ins come first."""
-    sources = []
-    for ep in importlib.metadata.entry_points(group=GROUP):
-        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
-        sources.append(Source(package, f"{ep.name} = {ep.value}", ep.load))
+    found = entry_points(GROUP)
+    if found is not None:
+        sources = [Source(ep.package, f"{ep.name} = {ep.value}", ep.load) for ep in found]
+    else:
+        sources = _metadata_sources()
     if not any(s.package == BUILTIN_PACKAGE for s in sources):
         # Running from a checkout that was never installed: the built-ins are still importable.
         sources.append(Source(BUILTIN_PACKAGE, "kvlint = kvlint_rules", _import_builtin))
     return sorted(sources, key=lambda s: (s.package != BUILTIN_PACKAGE, s.package, s.entry_point))
+
+
+def _metadata_sources() -> list[Source]:
+    import importlib.metadata
+
+    sources = []
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
+        sources.append(Source(package, f"{ep.name} = {ep.value}", ep.load))
+    return sources
 
 
 def _import_builtin() -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -83,6 +82,8 @@ class UnknownGpu(InputProblemRule):
 
         name = str(dep.gpu.value)
         if lookup_gpu(name) is None:
+            import difflib  # only for an unknown GPU: off the start-up path
+
             known = known_gpu_names()
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
             hint = ", ".join(f"`{c}`" for c in close) if close else ", ".join(known[:3])

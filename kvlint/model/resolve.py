@@ -21,7 +21,6 @@ from typing import Any
 
 from kvlint.errors import KvlintError
 from kvlint.model import catalog
-from kvlint.model import gguf
 from kvlint.model.spec import ModelSpec
 
 CONFIG_FILE = "config.json"
@@ -58,8 +57,13 @@ def resolve_model(
     local = _local_path(text, base_dir)
     if local is not None:
         return _from_path(local, text)
-    if gguf.is_gguf_reference(text):
-        return gguf.resolve_gguf_name(text)
+    # Every GGUF reference names `gguf` or a `:QUANT` tag: the module (its tables and patterns)
+    # is imported only for those.
+    if ":" in text or "gguf" in text.lower():
+        from kvlint.model import gguf
+
+        if gguf.is_gguf_reference(text):
+            return gguf.resolve_gguf_name(text)
     entry = catalog.find_entry(text)
     if entry is not None:
         return ResolvedModel(catalog.entry_spec(entry.id), "catalog", _catalog_detail(entry))
@@ -136,6 +140,8 @@ def _from_path(path: pathlib.Path, shown: str) -> ResolvedModel:
     from kvlint.model.hf import load_config_file
 
     if path.suffix.lower() == ".gguf":
+        from kvlint.model import gguf
+
         return gguf.resolve_gguf_file(path)
     spec = load_config_file(path)
     directory = path if path.is_dir() else path.parent

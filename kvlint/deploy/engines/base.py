@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -113,6 +112,8 @@ class EngineSpec:
 
     def suggest(self, spelled: str) -> str | None:
         """The closest real flag (difflib), as the user would write it."""
+        import difflib  # only for an unknown flag: off the start-up path
+
         name = spelled.lstrip("-")
         if self.underscores:
             name = name.replace("_", "-")

@@ -1,0 +1,92 @@
+"""Tests for kvlint.entry_points: the same entry points importlib.metadata finds, read cheaply."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from kvlint.entry_points import EntryPoint
+from kvlint.entry_points import entry_points
+
+
+def _dist(folder: Path, dirname: str, name: str, entry_points_txt: str) -> None:
+    info = folder / dirname
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1\n\nbody\n")
+    (info / "entry_points.txt").write_text(entry_points_txt)
+
+
+def _metadata(group: str) -> list[tuple[str, str, str]]:
+    found = importlib.metadata.entry_points(group=group)
+    return sorted((ep.name, ep.value, ep.dist.name if ep.dist else "") for ep in found)
+
+
+def _ours(group: str) -> list[tuple[str, str, str]]:
+    found = entry_points(group)
+    assert found is not None
+    return sorted((ep.name, ep.value, ep.package) for ep in found)
+
+
+@pytest.mark.parametrize("group", ["kvlint.rules", "console_scripts", "pytest11"])
+def test_the_installed_environment_reads_as_importlib_metadata_reads_it(group: str) -> None:
+    assert _ours(group) == _metadata(group)
+
+
+def test_distributions_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(
+        first,
+        "acme_rules-1.0.dist-info",
+        "acme-rules",
+        "# comment\n[console_scripts]\nacme = acme:main\n\n"
+        "[kvlint.rules]\n acme = acme_rules:get_rules \n"
+        "# another comment\nextra = acme_rules.sub:Thing.attr [fast]\n",
+    )
+    # The same distribution later on the path (another version): the first one wins.
+    _dist(second, "Acme.Rules-0.9.dist-info", "Acme.Rules", "[kvlint.rules]\nold = acme_old\n")
+    _dist(second, "beta.egg-info", "beta", "[kvlint.rules]\nbeta = beta_rules\n")
+    (second / "not-a-dist").mkdir()
+    monkeypatch.setattr(sys, "path", [str(first), str(second), str(tmp_path / "missing")])
+    assert _ours("kvlint.rules") == [
+        ("acme", "acme_rules:get_rules", "acme-rules"),
+        ("beta", "beta_rules", "beta"),
+        ("extra", "acme_rules.sub:Thing.attr [fast]", "acme-rules"),
+    ]
+    assert _ours("kvlint.rules") == _metadata("kvlint.rules")
+
+
+def test_load_imports_the_module_and_its_attribute() -> None:
+    assert EntryPoint("x", "os.path:join", "p").load() is __import__("os").path.join
+    assert EntryPoint("x", "json", "p").load() is __import__("json")
+    with pytest.raises(ValueError, match="malformed"):
+        EntryPoint("x", "not a value!", "p").load()
+
+
+def test_a_zip_on_the_path_is_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("z-1.dist-info/entry_points.txt", "[kvlint.rules]\nz = z_rules\n")
+        zf.writestr("z-1.dist-info/METADATA", "Name: z\n")
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert entry_points("kvlint.rules") is None
+    assert _metadata("kvlint.rules") == [("z", "z_rules", "z")]
+
+
+def test_a_finder_of_distributions_is_left_to_importlib_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert entry_points("kvlint.rules") is None
