@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import is_dataclass
 from typing import Any
+from typing import NamedTuple
 
 from kvlint.entry_points import entry_points
 from kvlint.finding import Severity
@@ -25,8 +26,7 @@ CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One entry point: where its rules come from, and how to get them."""
 
     package: str

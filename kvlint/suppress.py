@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from kvlint.finding import Finding
 from kvlint.finding import Span
@@ -144,8 +145,7 @@ def apply(
     return kept, suppressed
 
 
-@dataclass(frozen=True)
-class Unused:
+class Unused(NamedTuple):
     """A directive (or some of its codes) that suppressed nothing: a KV906 problem."""
 
     span: Span

@@ -7,13 +7,12 @@ computation at all (KV102).
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import math
 import re
 from collections.abc import Callable
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kvlint.arith.dtypes import CacheDtype
 from kvlint.arith.dtypes import resolve_cache_dtype
@@ -49,8 +48,7 @@ class Kind(enum.Enum):
     MISMATCH = "mismatch"  # no correct computation (KV102)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """One stated figure and what it matched."""
 
     claim: str  # kv_per_token, kv_per_sequence, kv_pool_tokens, gpus_needed
@@ -220,7 +218,7 @@ def verdicts(
             [(at(kv, d).per_sequence_bytes(c), d.name) for d in quant for c in readings],
             tolerance,
         )
-        yield dataclasses.replace(verdict, context=context)
+        yield verdict._replace(context=context)
     pool = dep.claims.kv_pool_tokens
     engine = sizing.engine
     if pool is not None and engine is not None and engine.kv_cache_tokens and per_token(kv):

@@ -6,7 +6,7 @@ Also the engine version an image tag states (``vllm/vllm-openai:v0.11.0`` -> ``0
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kvlint.deploy.engines.argv import Token
 from kvlint.deploy.engines.argv import commands
@@ -50,8 +50,7 @@ _SERVER_IMAGES = (
 )
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(NamedTuple):
     """An engine started by an argv: the engine, the tokens it parses, the program token."""
 
     engine: str

@@ -16,8 +16,8 @@ import os
 import pathlib
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
+from typing import NamedTuple
 
 from kvlint.errors import KvlintError
 from kvlint.model import catalog
@@ -35,8 +35,7 @@ _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.
 _TRUTHY = {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
-class ResolvedModel:
+class ResolvedModel(NamedTuple):
     """A ModelSpec and where it came from (``origin``: path, gguf, catalog, hf-cache, hub)."""
 
     spec: ModelSpec

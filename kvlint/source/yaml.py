@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+from typing import NamedTuple
 
 from kvlint.deploy.model import InputProblem
 from kvlint.finding import Span
@@ -70,8 +71,7 @@ C_DEPTH_LIMIT = 2000
 _LONG_LINE_RE = re.compile(r"[^\n]{" + str(C_DEPTH_LIMIT // 2) + "}")
 
 
-@dataclass(frozen=True)
-class _Backend:
+class _Backend(NamedTuple):
     """A composer and the exceptions it raises."""
 
     compose: Any

@@ -31,7 +31,7 @@ llm-d-incubation/llm-d-planner@d3121e0, and 4 V0 logs). What the logs show, and 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kvlint.arith.units import GiB
 from kvlint.model.spec import ModelSpec
@@ -51,8 +51,7 @@ GRAPH_BASE = 0.607 * GiB
 GRAPH_BYTES_PER_HIDDEN_LAYER = 2.125
 
 
-@dataclass(frozen=True)
-class Overheads:
+class Overheads(NamedTuple):
     """Per-GPU memory vLLM charges against the budget besides weights and KV."""
 
     activation: int

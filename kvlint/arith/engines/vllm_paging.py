@@ -8,8 +8,7 @@ Mirrors ``vllm/v1/kv_cache_interface.py`` (page sizes, ``max_memory_usage_bytes`
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from dataclasses import replace
+from typing import NamedTuple
 
 from kvlint.arith.engines.common import ceil_div
 from kvlint.arith.engines.common import head_dims
@@ -24,8 +23,7 @@ _MLA_STATE_BYTES = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
 _KERNEL_ALIGNMENT = 16
 
 
-@dataclass(frozen=True)
-class PagedLayer:
+class PagedLayer(NamedTuple):
     """One layer's cache spec as vLLM builds it on one GPU."""
 
     kind: str  # "full", "sliding", "chunked", "mamba"
@@ -50,8 +48,7 @@ class PagedLayer:
         return ceil_div(max_model_len, self.block_size)
 
 
-@dataclass(frozen=True)
-class KvGroup:
+class KvGroup(NamedTuple):
     """One KV-cache group: ``size`` layers (``padding`` of them empty) sharing block ids."""
 
     layer: PagedLayer
@@ -59,8 +56,7 @@ class KvGroup:
     padding: int = 0
 
 
-@dataclass(frozen=True)
-class StageLayout:
+class StageLayout(NamedTuple):
     """The paged layout of one pipeline stage on one GPU."""
 
     groups: tuple[KvGroup, ...]
@@ -150,7 +146,7 @@ def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
             per_token = max(1, layer.page_bytes // layer.block_size)
             block = _KERNEL_ALIGNMENT * ceil_div(largest_state, _KERNEL_ALIGNMENT * per_token)
             block = max(block, layer.block_size)
-            raised.append(replace(layer, block_size=block, page_bytes=per_token * block))
+            raised.append(layer._replace(block_size=block, page_bytes=per_token * block))
         layers = raised
     largest = max(layer.page_bytes for layer in layers)
     unified: list[PagedLayer] = []
@@ -159,9 +155,9 @@ def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
             unified.append(layer)
         elif layer.kind != "mamba" and largest % layer.page_bytes == 0:
             ratio = largest // layer.page_bytes
-            unified.append(replace(layer, block_size=layer.block_size * ratio, page_bytes=largest))
+            unified.append(layer._replace(block_size=layer.block_size * ratio, page_bytes=largest))
         else:
-            unified.append(replace(layer, page_bytes=largest))  # page_size_padded
+            unified.append(layer._replace(page_bytes=largest))  # page_size_padded
     return unified
 
 

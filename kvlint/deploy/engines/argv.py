@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from dataclasses import replace
+from typing import NamedTuple
 
 from kvlint.finding import Span
 from kvlint.source.nodes import Node
@@ -71,8 +70,7 @@ class Aligner:
         return self.scalar.source.span(first, last, self.scalar.path)
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """One argv word: its text (after quote removal) and where its characters are."""
 
     text: str
@@ -107,11 +105,11 @@ class Token:
     def tail(self, skip: int) -> Token:
         """The token without its first ``skip`` characters: the value of ``--flag=value``."""
         if self.aligner is not None:
-            return replace(self, text=self.text[skip:], start=self.start + skip)
+            return self._replace(text=self.text[skip:], start=self.start + skip)
         if self.node is not None and self.node.text == self.text:
             aligner = Aligner(self.node)
             return Token(self.text[skip:], self.node, aligner, skip, len(self.text))
-        return replace(self, text=self.text[skip:])
+        return self._replace(text=self.text[skip:])
 
 
 def from_node(node: Node | None) -> list[Token]:
@@ -224,4 +222,4 @@ def substitute(token: Token, env: Mapping[str, Token], *, shell: bool = False) -
     for match, name in pattern_hits:
         if name in env:
             result = result.replace(match.group(0), env[name].text, 1)
-    return replace(token, text=result) if result != text else token
+    return token._replace(text=result) if result != text else token

@@ -15,9 +15,9 @@ import json
 import pkgutil
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 
 from kvlint.errors import KvlintError
 
@@ -33,8 +33,7 @@ _PREFIX_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class CatalogEntry:
+class CatalogEntry(NamedTuple):
     """One model: its id, the names it answers to, its config facts and their provenance."""
 
     id: str
@@ -66,8 +65,7 @@ class CatalogEntry:
         return "; ".join(parts)
 
 
-@dataclass(frozen=True)
-class _Catalog:
+class _Catalog(NamedTuple):
     entries: dict[str, CatalogEntry]  # id -> entry, in file order
     by_name: dict[str, str]  # normalised id or alias -> id
     by_bare: dict[str, frozenset[str]]  # normalised name without the org -> ids

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+from typing import NamedTuple
 from typing import Protocol
 
 from kvlint.arith.units import INT64_MAX
@@ -159,8 +159,7 @@ class ConfigView:
         return value
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """The attention shape shared by a model's ordinary attention layers."""
 
     num_layers: int
@@ -170,8 +169,7 @@ class Shape:
     head_dim: int
 
 
-@dataclass(frozen=True)
-class Architecture:
+class Architecture(NamedTuple):
     """What a family reads from a config: the shape, every layer's cache, and notes."""
 
     shape: Shape

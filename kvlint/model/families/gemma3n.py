@@ -36,7 +36,7 @@ class Gemma3n:
 
     def architecture(self, cfg: ConfigView) -> Architecture:
         arch = GEMMA3.architecture(cfg)
-        return replace(arch, layers=share_last_layers(cfg, arch.layers))
+        return arch._replace(layers=share_last_layers(cfg, arch.layers))
 
 
 GEMMA3N = Gemma3n()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import check_kv_heads
@@ -39,7 +37,7 @@ class Gemma4:
         layers = tuple(
             global_layer if layer.kind is CacheKind.FULL else layer for layer in arch.layers
         )
-        return replace(arch, layers=share_last_layers(cfg, layers))
+        return arch._replace(layers=share_last_layers(cfg, layers))
 
 
 GEMMA4 = Gemma4()
