@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 from typing import Any
 
+from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
@@ -37,18 +38,6 @@ _KIND_LABELS = {
     "state": "linear attention / Mamba state",
     "none": "no cache",
 }
-
-
-def _context(text: str) -> int:
-    from kvlint.arith.units import parse_human_int
-
-    try:
-        value = parse_human_int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"a context must be at least 1 token, got {text!r}")
-    return value
 
 
 def _batch(text: str) -> int:
@@ -72,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--context",
-        type=_context,
+        type=human_count,
         metavar="N",
         help="tokens per sequence: 8192, 32k (32,000), 128K (131,072), 1M (1,048,576) "
         "(default: the model's maximum length)",

@@ -8,21 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 
 ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
-
-
-def _human_int(text: str) -> int:
-    from kvlint.arith.units import parse_human_int
-
-    try:
-        number = parse_human_int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive count, got {text!r}")
-    return number
 
 
 def _fraction(text: str) -> float:
@@ -45,14 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, help="serving engine (default: vllm)")
     parser.add_argument("--engine-version", help="engine version to size as, e.g. 0.11.0")
     parser.add_argument(
-        "--context", type=_human_int, help="target context per sequence: 128k = 128,000"
+        "--context", type=human_count, help="target context per sequence: 128k = 128,000"
     )
     parser.add_argument(
         "--max-model-len",
-        type=_human_int,
+        type=human_count,
         help="the engine's max_model_len; the same as --context when that is not given",
     )
-    parser.add_argument("--concurrency", type=_human_int, help="sequences served at once")
+    parser.add_argument("--concurrency", type=human_count, help="sequences served at once")
     parser.add_argument("--kv-cache-dtype", help="cache dtype: auto, fp8, q8_0, ...")
     parser.add_argument("--quantization", help="weight quantisation: fp8, awq, ...")
     parser.add_argument(
@@ -61,14 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="memory fraction (vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI "
         "cuda_memory_fraction)",
     )
-    parser.add_argument("--tp", type=_human_int, help="tensor parallel size to answer for")
-    parser.add_argument("--pp", type=_human_int, help="pipeline parallel size to answer for")
+    parser.add_argument("--tp", type=human_count, help="tensor parallel size to answer for")
+    parser.add_argument("--pp", type=human_count, help="pipeline parallel size to answer for")
     parser.add_argument(
-        "--max-gpus", type=_human_int, default=64, help="search up to this many GPUs (64)"
+        "--max-gpus", type=human_count, default=64, help="search up to this many GPUs (64)"
     )
     parser.add_argument(
         "--max-tp",
-        type=_human_int,
+        type=human_count,
         default=8,
         help="largest TP to consider: the GPUs of one node (8)",
     )

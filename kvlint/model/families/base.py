@@ -284,11 +284,23 @@ def require_window(cfg: ConfigView, key: str = "sliding_window") -> int:
     return window
 
 
-def layers_from_types(cfg: ConfigView, shape: Shape, types: Sequence[str]) -> list[LayerSpec]:
-    """Layers named by transformers' ``layer_types`` (full / sliding / chunked attention)."""
+def layers_from_types(
+    cfg: ConfigView,
+    shape: Shape,
+    types: Sequence[str],
+    *,
+    states: Mapping[str, int] | None = None,
+) -> list[LayerSpec]:
+    """Layers named by transformers' ``layer_types`` (full / sliding / chunked attention).
+
+    ``states`` maps the names a hybrid family gives its recurrent layers (``mamba``,
+    ``linear_attention``) to the elements of one sequence's state.
+    """
     layers: list[LayerSpec] = []
     for kind in types:
-        if kind in ("full_attention", "attention", "global_attention"):
+        if states is not None and kind in states:
+            layers.append(LayerSpec(CacheKind.STATE, state_elements=states[kind]))
+        elif kind in ("full_attention", "attention", "global_attention"):
             layers.append(full_layer(shape))
         elif kind in ("sliding_attention", "local_attention"):
             layers.append(windowed_layer(shape, CacheKind.SLIDING, require_window(cfg)))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
-from kvlint.model.families.base import full_layer
+from kvlint.model.families.base import layers_from_types
+from kvlint.model.families.base import read_layer_types
 from kvlint.model.families.base import read_shape
 from kvlint.model.families.states import mamba2_state_elements
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import LayerSpec
 
 
 class GraniteHybrid:
@@ -22,13 +21,7 @@ class GraniteHybrid:
 
     def architecture(self, cfg: ConfigView) -> Architecture:
         shape = read_shape(cfg)
-        types = cfg.opt_list("layer_types") or ["attention"] * shape.num_layers
-        if len(types) != shape.num_layers:
-            raise cfg.error(
-                "layer_types",
-                f"`{cfg.key_name('layer_types')}` must list one entry per layer "
-                f"({shape.num_layers} layers), got {len(types)}",
-            )
+        types = read_layer_types(cfg, shape.num_layers) or ["attention"] * shape.num_layers
         state = 0
         if "mamba" in types:
             intermediate = (cfg.opt_int("mamba_expand", minimum=1) or 2) * shape.hidden_size
@@ -41,18 +34,7 @@ class GraniteHybrid:
                 state_size=cfg.opt_int("mamba_d_state", minimum=1) or 128,
                 conv_kernel=cfg.opt_int("mamba_d_conv", minimum=1) or 4,
             )
-        layers: list[LayerSpec] = []
-        for kind in types:
-            if kind == "mamba":
-                layers.append(LayerSpec(CacheKind.STATE, state_elements=state))
-            elif kind == "attention":
-                layers.append(full_layer(shape))
-            else:
-                raise cfg.error(
-                    "layer_types",
-                    f"`{cfg.key_name('layer_types')}` has a layer type kvlint does not know "
-                    f"for {self.name}: {kind!r}",
-                )
+        layers = layers_from_types(cfg, shape, types, states={"mamba": state})
         return Architecture(shape, tuple(layers))
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
-from kvlint.model.families.base import full_layer
+from kvlint.model.families.base import layers_from_types
 from kvlint.model.families.base import read_layer_types
 from kvlint.model.families.base import read_shape
 from kvlint.model.families.states import gated_delta_net_state_elements
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import LayerSpec
 
 
 class Qwen3Next:
@@ -37,18 +35,7 @@ class Qwen3Next:
             head_v_dim=cfg.opt_int("linear_value_head_dim", minimum=1) or 128,
             conv_kernel=cfg.opt_int("linear_conv_kernel_dim", minimum=1) or 4,
         )
-        layers: list[LayerSpec] = []
-        for kind in types:
-            if kind == "linear_attention":
-                layers.append(LayerSpec(CacheKind.STATE, state_elements=state))
-            elif kind in ("full_attention", "attention"):
-                layers.append(full_layer(shape))
-            else:
-                raise cfg.error(
-                    "layer_types",
-                    f"`{cfg.key_name('layer_types')}` has a layer type kvlint does not know "
-                    f"for {self.name}: {kind!r}",
-                )
+        layers = layers_from_types(cfg, shape, types, states={"linear_attention": state})
         return Architecture(shape, tuple(layers))
 
 
