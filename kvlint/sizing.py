@@ -52,6 +52,14 @@ def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
     if spec is None:
         missing.append("model config")
         return Sizing(spec=None, kv=None, gpu=gpu, engine=None, missing=tuple(missing))
+    runtime = runtime_values(dep)
+    if runtime:
+        # A length, a concurrency or a memory fraction filled in at run time: the engine's
+        # defaults would stand in for it and every verdict on them would be about a value the
+        # deployment does not use. Say what is unknown instead (KV907).
+        missing.extend(runtime_fact(name, value) for name, value in runtime.items())
+        kv = None if runtime.keys() & _CACHE_DTYPE_FIELDS else _first_principles(dep, spec)
+        return Sizing(spec=spec, kv=kv, gpu=gpu, engine=None, missing=tuple(missing))
     kv = _first_principles(dep, spec)
     engine = estimate(dep, spec, gpu)
     for fact in engine.missing:
@@ -63,6 +71,21 @@ def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
     return Sizing(
         spec=spec, kv=kv, gpu=gpu, engine=engine, missing=tuple(missing), defaults=defaults
     )
+
+
+def runtime_values(dep: Deployment) -> dict[str, Sourced[str]]:
+    """The settings the arithmetic needs whose value is filled in at deploy or run time."""
+    return {name: value for name, value in dep.runtime.items() if name not in _NOT_SIZED}
+
+
+def runtime_fact(name: str, value: Sourced[str]) -> str:
+    """How a run-time value is listed among the missing facts."""
+    return f"value of `{name}` (`{value.value}` is filled in at deploy or run time)"
+
+
+# Deployment fields a run-time value leaves the arithmetic unaffected by.
+_NOT_SIZED = frozenset({"served_model_name", "engine_version"})
+_CACHE_DTYPE_FIELDS = frozenset({"kv_cache_dtype", "kv_cache_dtype_v", "dtype"})
 
 
 def _first_principles(dep: Deployment, spec: ModelSpec) -> KvSize | None:

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 class MissingFact(InputProblemRule):
     """## What it does
     Says which facts the files do not give, and so which checks could not run. It is reported
-    once per deployment; the missing fact is most often the GPU type.
+    once per deployment; the missing fact is most often the GPU type. A setting whose value is
+    filled in at deploy or run time (`--max-model-len $(MAX_LEN)`, `{{ .Values.maxModelLen }}`)
+    is reported at the value: kvlint does not check the engine's default in its place.
 
     ## Why is this bad?
     It is not a mistake in the file, which is why it is only an info finding: it never fails a
@@ -61,9 +63,22 @@ class MissingFact(InputProblemRule):
     severity = Severity.INFO
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        from kvlint.sizing import runtime_fact
+        from kvlint.sizing import runtime_values
+
         found = list(super().check(dep, sizing))
         yield from found
         missing = list(sizing.missing)
+        for name, value in runtime_values(dep).items():
+            fact = runtime_fact(name, value)
+            if fact in missing:
+                # Said at the value itself: `--max-model-len $(MAX_LEN)`.
+                missing.remove(fact)
+                yield Problem(
+                    value.span,
+                    f"`{name}` is `{value.value}`, filled in at deploy or run time: the checks "
+                    "that need its value did not run",
+                )
         if any(p.code == "KV902" for p in dep.problems):
             # The unknown model has its own error; do not say it again as a missing fact.
             missing = [m for m in missing if "model" not in m.lower()]

@@ -99,3 +99,6 @@ class Deployment:
     claims: Claims = field(default_factory=Claims)
     problems: list[InputProblem] = field(default_factory=list)
     unknown_flags: list[Sourced[str]] = field(default_factory=list)
+    # Settings whose value the file leaves to run time (`$(MAX_LEN)`, `{{ .Values.len }}`), by
+    # Deployment field: the value as written. The arithmetic cannot use them (sizing says so).
+    runtime: dict[str, Sourced[str]] = field(default_factory=dict)

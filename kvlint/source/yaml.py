@@ -304,6 +304,12 @@ class _Converter:
             self.problems.append(unreadable(self.source.span(start), message))
         kind = type(node).__name__
         if kind == "MappingNode":
+            placeholder = _PLACEHOLDER_RE.fullmatch(self.source.text[start:end])
+            if placeholder:
+                # `max-model-len: {{ .Values.len }}` is a mapping to YAML, a template's value to
+                # its author: reported once (KV901), then kept as the text it stands for, so the
+                # setting reads as set at run time rather than as a wrong-typed `{}`.
+                return self._placeholder(path, start, end)
             return self._mapping(node, path, depth, start, end)
         if kind == "SequenceNode":
             items = [
@@ -357,6 +363,15 @@ class _Converter:
             message = "a merge key `<<` must point at a mapping or a list of mappings"
             self.problems.append(unreadable(converted.span, message))
         return maps
+
+    def _placeholder(self, path: str, start: int, end: int) -> Scalar:
+        text = self.source.text[start:end]
+        message = (
+            f"unfilled template placeholder `{text}`: "
+            "render the template (or quote the value) first"
+        )
+        self.problems.append(unreadable(self.source.span(start), message))
+        return Scalar(self.source, path, start, end, text, text, "", _TAG + "str")
 
     def _bad_key(self, key_node: Any) -> InputProblem:
         start, end = self._bounds(key_node)

@@ -134,6 +134,21 @@ def test_unfilled_placeholder_key() -> None:
     ]
 
 
+def test_a_placeholder_value_is_kept_as_its_text() -> None:
+    # `max-model-len: {{ .Values.len }}` is a flow mapping to YAML: reported once, then read as
+    # the text it stands for, so the setting is "set at run time", not a wrong-typed `{}`.
+    docs, problems = _parse("model: m\nmax-model-len: {{ .Values.len }}\n")
+    assert _messages(problems) == [
+        "KV901 f.yaml:2:16 unfilled template placeholder `{{ .Values.len }}`: "
+        "render the template (or quote the value) first"
+    ]
+    [doc] = docs
+    assert isinstance(doc.root, Mapping)
+    value = doc.root.scalar("max-model-len")
+    assert value is not None and value.value == "{{ .Values.len }}"
+    assert (value.span.line, value.span.column) == (2, 16)
+
+
 @pytest.mark.parametrize("fast", [True, False])
 def test_syntax_error_position(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     import kvlint.source.yaml as module

@@ -328,7 +328,8 @@ def _bool(raw: Any) -> bool:
     raise ValueError(text)
 
 
-_UNRESOLVED_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
+# A value set at run time: a shell or Kubernetes variable, or a template placeholder.
+_UNRESOLVED_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*|\{\{[^}\n]*\}\}")
 
 # Post-processing hook of an engine: turns a setting's value into a Deployment field value
 # (e.g. vLLM's --speculative-config JSON into the draft model's name).
@@ -354,6 +355,8 @@ def apply_setting(
         # An unknown setting, or a value set at run time (`$(MAX_LEN)` from a Secret or the
         # operator): kept as written, not typed, so no wrong-type finding on a placeholder.
         dep.settings[name] = Sourced(raw, span, text)
+        if setting is not None and setting.field is not None:
+            dep.runtime[setting.field] = Sourced(str(raw), span, text)
         return
     value, error = convert(setting, raw, spelled)
     if error is not None:
