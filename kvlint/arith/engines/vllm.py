@@ -19,6 +19,11 @@ from kvlint.arith.engines.common import flag
 from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import setting
 from kvlint.arith.engines.common import val
+from kvlint.arith.engines.vllm_errors import fmt_gib
+from kvlint.arith.engines.vllm_errors import no_memory_message
+from kvlint.arith.engines.vllm_errors import oom_message
+from kvlint.arith.engines.vllm_errors import too_long_message
+from kvlint.arith.engines.vllm_memory import Overheads
 from kvlint.arith.engines.vllm_memory import overheads
 from kvlint.arith.engines.vllm_paging import StageLayout
 from kvlint.arith.engines.vllm_paging import paged_layer
@@ -47,8 +52,6 @@ INIT_NON_TORCH_TP = round(1.5 * GiB)
 # vllm-project/vllm#43308: Gemma-4-31B on an A100 80GB with the same ~50 GB of KV memory held
 # ~55k tokens on 0.20.0 (901,120 B per token: all 60 layers at full length) and ~525k on 0.21.0.
 GEMMA4_HYBRID_SINCE = (0, 21)
-
-_DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
 
 @dataclass(frozen=True)
@@ -231,10 +234,6 @@ def stage_layouts(spec: ModelSpec, s: VllmSettings, types: CacheTypes) -> list[S
     return layouts
 
 
-def _fmt_gib(value: int) -> str:
-    return f"{value / GiB:.2f}"
-
-
 def _check_memory(s: VllmSettings, layout: StageLayout, available: int) -> int:
     """What the start-up check compares with: the current line reserves one block as the
     null block first (``check_memory = avail - bytes_per_block``); 0.11 compares it all."""
@@ -253,123 +252,18 @@ def estimate_max_model_len(layout: StageLayout, s: VllmSettings, available: int)
     return lo
 
 
-def _oom_message(s: VllmSettings, needed: int, available: int, estimated: int) -> str:
-    if s.old:
-        estimated_msg = (
-            f"Based on the available memory, the estimated maximum model length is {estimated}."
-            if estimated > 0
-            else ""
-        )
-        return (
-            f"To serve at least one request with the models's max seq len ({s.max_model_len}), "
-            f"({_fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
-            f"cache memory ({_fmt_gib(available)} GiB). {estimated_msg} Try increasing "
-            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
-        )
-    estimated_msg = (
-        f"Based on the available memory, the estimated maximum model length is {estimated}. "
-        if estimated > 0
-        else ""
-    )
-    return (
-        f"To serve at least one request with the model's max seq len ({s.max_model_len}), "
-        f"({_fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
-        f"cache memory ({_fmt_gib(available)} GiB). {estimated_msg}Try increasing "
-        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
-        f"decreasing `max_model_len` when initializing the engine. {_DOCS}"
-    )
+def _stage_budgets(
+    dep: Deployment, spec: ModelSpec, s: VllmSettings, total: int | None, offload: int
+) -> tuple[list[int], list[int], list[Overheads]]:
+    """Per pipeline stage: the KV memory left, the weights and the overheads on each GPU.
 
-
-def _no_memory_message(s: VllmSettings) -> str:
-    if s.old:
-        return (
-            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
-            "when initializing the engine."
-        )
-    return (
-        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-        "initializing the engine (this flag also controls CPU memory reservation on the CPU "
-        f"backend, despite its name). {_DOCS}"
-    )
-
-
-def _too_long_message(s: VllmSettings, spec: ModelSpec) -> str:
-    key = spec.max_length_key or "max_position_embeddings"
-    return (
-        f"User-specified max_model_len ({s.max_model_len}) is greater than the derived "
-        f"max_model_len ({key}={s.derived_max_model_len} or model_max_length=None in model's "
-        "config.json). To allow overriding this maximum, set the env var "
-        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
-    )
-
-
-def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
-    """What vLLM will allocate for ``dep`` serving ``spec`` on ``gpu``."""
-    s = resolve_settings(dep, spec, gpu)
-    types = cache_types(spec, s.cache_dtype, val(dep.dtype))
-    layouts = stage_layouts(spec, s, types)
-    line = "0.11" if s.old else "current"
-    version = D.version_label(s.version)
-    notes = [f"vLLM {version} accounting ({line} line)"]
-    if s.version_defaulted:
-        notes.append(f"no engine version given: sized as vLLM {version}, the newest known")
-    notes.extend(f"default {d}" for d in s.defaulted)
-    missing: list[str] = []
-    padding = max((layout.padding_layers for layout in layouts), default=0)
-    if padding:
-        notes.append(f"the hybrid allocator adds {padding} padding layers per stage")
-    base = EngineEstimate(
-        engine="vllm",
-        version=version,
-        max_model_len=s.max_model_len,
-        block_size=layouts[-1].block_size if layouts else s.block_size,
-        defaults=_defaults(dep, s),
-    )
-    if s.max_model_len > s.derived_max_model_len and not s.allow_long:
-        return replace(
-            base,
-            fits=False,
-            error=_too_long_message(s, spec),
-            notes=tuple(notes),
-        )
-
-    total = gpu.total_bytes if gpu is not None else None
-    if total is not None and s.kv_cache_memory_bytes is None and s.version >= (0, 9):
-        # init_device: the free memory after the CUDA context and NCCL must cover the request.
-        init = INIT_NON_TORCH_TP if s.tp * s.pp > 1 else INIT_NON_TORCH
-        free = total - init
-        requested = math.ceil(total * s.gpu_memory_utilization)
-        if free < requested:
-            return replace(
-                base,
-                gpu_total_bytes=total,
-                memory_fraction=s.gpu_memory_utilization,
-                fits=False,
-                error=(
-                    f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
-                    "is less than desired GPU memory utilization "
-                    f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
-                    "memory utilization or reduce GPU memory used by other processes."
-                ),
-                notes=tuple(notes),
-            )
-
-    # Available KV memory per stage (each rank of a stage alike).
+    The KV memory is empty when neither the GPU nor ``kv_cache_memory_bytes`` is known;
+    ``offload`` is the weight bytes per GPU that ``--cpu-offload-gb`` keeps in CPU memory.
+    """
     quant = val(dep.quantization)
     available: list[int] = []
     weights: list[int] = []
     stage_overheads = []
-    # --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py).
-    offload_setting = setting(dep.settings, "cpu-offload-gb")
-    offload = 0
-    if (
-        isinstance(offload_setting, (int, float))
-        and not isinstance(offload_setting, bool)
-        # an untyped setting: NaN, infinity, negatives and 400-digit ints are not an offload
-        and 0 < offload_setting <= INT64_MAX // GiB
-    ):
-        offload = round(float(offload_setting) * GiB)
-        notes.append(f"cpu_offload_gb {offload_setting:g}: weights on each GPU reduced")
     # MoE layers shard their experts over every data-parallel rank too, with or without
     # --enable-expert-parallel (FusedMoEParallelConfig.make: flatten_tp_across_dp, in
     # vllm/model_executor/layers/fused_moe/config.py); attention stays whole on each DP rank.
@@ -403,6 +297,73 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         elif total is not None:
             requested = math.ceil(total * s.gpu_memory_utilization)
             available.append(requested - w - o.total)
+    return available, weights, stage_overheads
+
+
+def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
+    """What vLLM will allocate for ``dep`` serving ``spec`` on ``gpu``."""
+    s = resolve_settings(dep, spec, gpu)
+    types = cache_types(spec, s.cache_dtype, val(dep.dtype))
+    layouts = stage_layouts(spec, s, types)
+    line = "0.11" if s.old else "current"
+    version = D.version_label(s.version)
+    notes = [f"vLLM {version} accounting ({line} line)"]
+    if s.version_defaulted:
+        notes.append(f"no engine version given: sized as vLLM {version}, the newest known")
+    notes.extend(f"default {d}" for d in s.defaulted)
+    missing: list[str] = []
+    padding = max((layout.padding_layers for layout in layouts), default=0)
+    if padding:
+        notes.append(f"the hybrid allocator adds {padding} padding layers per stage")
+    base = EngineEstimate(
+        engine="vllm",
+        version=version,
+        max_model_len=s.max_model_len,
+        block_size=layouts[-1].block_size if layouts else s.block_size,
+        defaults=_defaults(dep, s),
+    )
+    if s.max_model_len > s.derived_max_model_len and not s.allow_long:
+        return replace(
+            base,
+            fits=False,
+            error=too_long_message(s, spec),
+            notes=tuple(notes),
+        )
+
+    total = gpu.total_bytes if gpu is not None else None
+    if total is not None and s.kv_cache_memory_bytes is None and s.version >= (0, 9):
+        # init_device: the free memory after the CUDA context and NCCL must cover the request.
+        init = INIT_NON_TORCH_TP if s.tp * s.pp > 1 else INIT_NON_TORCH
+        free = total - init
+        requested = math.ceil(total * s.gpu_memory_utilization)
+        if free < requested:
+            return replace(
+                base,
+                gpu_total_bytes=total,
+                memory_fraction=s.gpu_memory_utilization,
+                fits=False,
+                error=(
+                    f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
+                    "is less than desired GPU memory utilization "
+                    f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
+                    "memory utilization or reduce GPU memory used by other processes."
+                ),
+                notes=tuple(notes),
+            )
+
+    # --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py).
+    offload_setting = setting(dep.settings, "cpu-offload-gb")
+    offload = 0
+    if (
+        isinstance(offload_setting, (int, float))
+        and not isinstance(offload_setting, bool)
+        # an untyped setting: NaN, infinity, negatives and 400-digit ints are not an offload
+        and 0 < offload_setting <= INT64_MAX // GiB
+    ):
+        offload = round(float(offload_setting) * GiB)
+        notes.append(f"cpu_offload_gb {offload_setting:g}: weights on each GPU reduced")
+    # Available KV memory per stage (each rank of a stage alike).
+    available, weights, stage_overheads = _stage_budgets(dep, spec, s, total, offload)
     if s.kv_cache_memory_bytes is not None:
         notes.append("kv_cache_memory_bytes set: gpu_memory_utilization is ignored")
     if not available:
@@ -442,7 +403,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         if fitted > 0:
             notes.append(
                 f"Auto-fit max_model_len: reduced from {s.max_model_len} to {fitted} to fit in "
-                f"available KV cache memory ({_fmt_gib(avail)} GiB)"
+                f"available KV cache memory ({fmt_gib(avail)} GiB)"
             )
             s = replace(s, max_model_len=fitted)
             base = replace(base, max_model_len=fitted, defaults=_defaults(dep, s))
@@ -465,7 +426,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     needed = layout.needed_bytes(s.max_model_len, s.in_flight, s.old)
     if error is None and avail <= 0:
         fits = False
-        error = _no_memory_message(s)
+        error = no_memory_message(s)
     elif error is None and s.v0 and s.max_model_len > tokens:
         fits = False
         error = (
@@ -476,7 +437,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     elif error is None and not s.v0 and needed > check:
         fits = False
         estimated_len = estimate_max_model_len(layout, s, check)
-        error = _oom_message(s, needed, avail, estimated_len)
+        error = oom_message(s, needed, avail, estimated_len)
     kv = KvSize(spec, types)
     gpus = s.tp * s.pp
     first_principles = kv.tokens_fitting(max(0, min(available)) * gpus) if available else None
