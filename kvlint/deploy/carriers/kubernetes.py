@@ -53,16 +53,26 @@ def object_name(root: Mapping) -> str:
     return f"{root.text_of('kind')}/{name or '?'}"
 
 
-def pod_facts(pod_spec: Mapping, template: Node | None) -> PodFacts:
+def pod_facts(pod_spec: Mapping, template: Node | None, workload: Node | None = None) -> PodFacts:
+    """The pod's GPU and annotations: the workload object's (``kubectl annotate deployment``),
+    then the pod template's on top of them."""
     facts = PodFacts(gpu=gpu_from_scheduling(pod_spec))
-    metadata = template.mapping("metadata") if isinstance(template, Mapping) else None
-    annotations = metadata.mapping("annotations") if metadata is not None else None
-    if annotations is not None:
-        for key, value in annotations.items:
-            sourced = scalar_sourced(value)
-            if sourced is not None:
-                facts.annotations[key.text] = Sourced(sourced.value, sourced.span, sourced.raw)
+    if workload is not None and workload is not template:
+        _annotations(workload, facts)
+    if template is not None:
+        _annotations(template, facts)
     return facts
+
+
+def _annotations(holder: Node, facts: PodFacts) -> None:
+    metadata = holder.mapping("metadata") if isinstance(holder, Mapping) else None
+    annotations = metadata.mapping("annotations") if metadata is not None else None
+    if annotations is None:
+        return
+    for key, value in annotations.items:
+        sourced = scalar_sourced(value)
+        if sourced is not None:
+            facts.annotations[key.text] = Sourced(sourced.value, sourced.span, sourced.raw)
 
 
 def pod_deployments(
@@ -72,10 +82,11 @@ def pod_deployments(
     carrier: str,
     ctx: Context,
     template: Node | None = None,
+    workload: Node | None = None,
     default_engine: str | None = None,
 ) -> list[Deployment]:
     """One Deployment per container of a pod spec that runs an engine."""
-    facts = pod_facts(pod_spec, template)
+    facts = pod_facts(pod_spec, template, workload)
     deployments: list[Deployment] = []
     containers = pod_spec.sequence("containers")
     for index, container in enumerate(containers.items if containers is not None else []):
@@ -108,7 +119,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
         if kind == "LeaderWorkerSet":
             role = " leader" if "leaderTemplate" in path else " worker"
         found = pod_deployments(
-            pod_spec, label=label + role, carrier=NAME, ctx=ctx, template=template
+            pod_spec, label=label + role, carrier=NAME, ctx=ctx, template=template, workload=root
         )
         if found:
             return found

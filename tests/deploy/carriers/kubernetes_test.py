@@ -132,3 +132,24 @@ def test_values_set_at_run_time_are_kept_untyped() -> None:
     assert dep.model is None and dep.max_model_len is None
     assert dep.settings["max-model-len"].value == "$(MAX_LEN)"
     assert dep.settings["model"].span.location() == "p.yaml:8:23"
+    # Both are recorded as run-time values, for the sizing and KV907.
+    assert {name: v.value for name, v in dep.runtime.items()} == {
+        "model": "$(MODEL)",
+        "max_model_len": "$(MAX_LEN)",
+    }
+
+
+def test_annotations_of_the_workload_then_of_the_pod_template() -> None:
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations:\n"
+        "    kvlint.dev/ignore: KV301\n    team: infra\n"
+        "spec:\n  template:\n    metadata:\n      annotations: {team: serving}\n"
+        "    spec:\n      containers:\n        - name: v\n"
+        "          image: vllm/vllm-openai:v0.11.0\n"
+        "          args: [--model, meta-llama/Llama-3.1-8B-Instruct]\n"
+    )
+    (dep,) = load_text(text, display="d.yaml").deployments
+    assert {k: (v.value, v.span.line) for k, v in dep.annotations.items()} == {
+        "kvlint.dev/ignore": ("KV301", 6),
+        "team": ("serving", 11),  # the pod template's, over the Deployment's
+    }
