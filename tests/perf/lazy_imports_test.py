@@ -87,7 +87,8 @@ def test_check_on_a_small_file_imports_no_heavy_package(
     assert code == 1  # findings were reported: the whole pipeline ran
     assert "kvlint_rules" in modules and "yaml" in modules
     assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
-    assert "kvlint.fix" not in modules  # the fixer only with --fix or --diff
+    # The fixer, and the text layer it splices with, only with --fix or --diff.
+    assert modules.isdisjoint({"kvlint.fix", "kvlint.fix_text"})
 
 
 def test_a_config_of_plain_values_is_read_without_pydantic_or_ruamel(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_fix_imports_the_fixer(tmp_path: Path) -> None:
     (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
     code, modules = imported(tmp_path, "check", "--diff", "--format", "concise", "serve.yaml")
     assert code in (0, 1)
-    assert "kvlint.fix" in modules
+    assert {"kvlint.fix", "kvlint.fix_text"} <= modules
 
 
 def test_many_files_with_jobs_import_multiprocessing(tmp_path: Path) -> None:
