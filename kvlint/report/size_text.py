@@ -1,0 +1,173 @@
+"""The text output of ``kvlint size``: prints the reports it builds, tables with rich.
+
+It only prints (``kvlint.commands.size`` builds the report dicts, the same ones ``--format json``
+writes). ``rich`` is imported inside the functions: ``kvlint check`` never loads it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+_KIND_LABELS = {
+    "full": "full attention",
+    "full_kv_shared": "full attention, K = V shared",
+    "sliding": "sliding window",
+    "chunked": "chunked local attention",
+    "mla": "MLA latent",
+    "shared": "reuses another layer's cache",
+    "state": "linear attention / Mamba state",
+    "none": "no cache",
+}
+
+
+def _describe(group: dict[str, Any]) -> str:
+    label = _KIND_LABELS.get(group["kind"], group["kind"])
+    parts = [f"{group['count']} x {label}"]
+    if "kv_heads" in group:
+        dims = (
+            f"{group['head_dim_k']}"
+            if group["head_dim_v"] in (0, group["head_dim_k"])
+            else f"{group['head_dim_k']}+{group['head_dim_v']}"
+        )
+        tensors = "K+V" if group["head_dim_v"] else "one tensor"
+        parts.append(f"{group['kv_heads']} KV heads x {dims} ({tensors})")
+    if "window" in group:
+        parts.append(f"window {group['window']:,}")
+    if "state_elements" in group:
+        parts.append(f"{group['state_elements']:,} state values")
+    return ", ".join(parts)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # piped or captured: whole rows, never an ellipsis in a number
+        console = Console(highlight=False, width=max(console.width, 120))
+    return console
+
+
+def print_model(report: dict[str, Any]) -> None:
+    """One model's report: the title, its layer kinds, the table, then the fixed part and notes."""
+    from rich.table import Table
+
+    from kvlint.arith.units import format_binary
+    from kvlint.arith.units import format_decimal
+
+    console = _console()
+    title = f"{report['model']}: KV cache in {report['kv_cache_dtype']}"
+    console.print(f"[bold]{title}[/bold]")
+    console.print(f"[dim]{report['detail']}; {report['attention']}, {report['dtype']} model[/dim]")
+    for group in report["layer_groups"]:
+        console.print(f"  {_describe(group)}")
+
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("")
+    table.add_column("tokens", justify="right")
+    table.add_column("correct", justify="right")
+    table.add_column("bytes", justify="right", no_wrap=True)
+    table.add_column("cancelled formula", justify="right")
+    per_token = report["per_token_bytes"]
+    cancelled = report["cancelled_per_token_bytes"]
+    table.add_row(
+        "per token",
+        "1",
+        f"{format_binary(per_token)}",
+        f"{per_token:,}",
+        format_binary(cancelled),
+    )
+    for tokens, value in report["per_sequence_at"].items():
+        n = int(tokens)
+        table.add_row(
+            "per sequence",
+            f"{n:,}",
+            format_decimal(value),
+            f"{value:,}",
+            format_decimal(cancelled * n),
+        )
+    ctx = report["context"]
+    label = f"at {report['context_from']}"
+    table.add_row(
+        label,
+        f"{ctx:,}",
+        format_decimal(report["per_sequence_bytes"]),
+        f"{report['per_sequence_bytes']:,}",
+        format_decimal(report["cancelled_per_sequence_bytes"]),
+    )
+    if report["batch"] > 1:
+        table.add_row(
+            f"x {report['batch']} sequences",
+            f"{ctx * report['batch']:,}",
+            format_decimal(report["total_bytes"]),
+            f"{report['total_bytes']:,}",
+            format_decimal(report["cancelled_per_sequence_bytes"] * report["batch"]),
+        )
+    console.print(table)
+    fixed = report["bounded_bytes"] + report["state_bytes"]
+    if fixed:
+        console.print(
+            f"fixed per sequence at {ctx:,} tokens (windows, chunks, states): "
+            f"{format_decimal(fixed)}"
+        )
+    ratio = report["ratio"]
+    if ratio is not None:
+        console.print(
+            f"the cancelled formula (head_dim = hidden_size / kv_heads, "
+            f"2 x {report['num_layers']} layers x hidden_size) overstates the cache "
+            f"{ratio:g}x per token"
+        )
+    for note in report["notes"]:
+        console.print(f"[dim]note: {note}[/dim]")
+
+
+def print_problem(problem: dict[str, Any]) -> None:
+    """A problem in the file, on stderr as ``path:line:col: CODE message``."""
+    print(
+        f"{problem['path']}:{problem['line']}:{problem['column']}: {problem['code']} "
+        f"{problem['message']}",
+        file=sys.stderr,
+    )
+
+
+def print_deployment(report: dict[str, Any]) -> None:
+    """One deployment: a rule, the settings used, its model's table and the engine's line."""
+    console = _console()
+    console.rule(f"{report['path']}:{report['line']}: {report['name']} ({report['engine_name']})")
+    settings = report["settings"]
+    if settings:
+        used = ", ".join(
+            f"{name}={item['value']}"
+            + (" (default)" if item["default"] else f" (line {item['line']})")
+            for name, item in settings.items()
+        )
+        console.print(f"[dim]settings: {used}[/dim]")
+    if "error" in report:
+        console.print(f"model not sized: {report['error']}")
+        return
+    if "per_token_bytes" not in report:
+        console.print("no model named: nothing to size")
+        return
+    print_model(report)
+    engine = report.get("engine")
+    if engine:
+        console.print(_engine_line(engine))
+
+
+def _engine_line(engine: dict[str, Any]) -> str:
+    from kvlint.arith.units import format_binary
+
+    parts = [f"{engine['engine']} {engine['version']} accounting"]
+    if engine.get("available_kv_bytes") is not None:
+        parts.append(f"KV pool {format_binary(engine['available_kv_bytes'])} per GPU")
+    if engine.get("kv_cache_tokens") is not None:
+        parts.append(f"{engine['kv_cache_tokens']:,} tokens")
+    if engine.get("max_concurrency") is not None:
+        parts.append(
+            f"max concurrency {engine['max_concurrency']:.2f}x at {engine['max_model_len']:,}"
+        )
+    if engine.get("fits") is False:
+        parts.append("the engine would refuse to start")
+    if engine.get("missing"):
+        parts.append("missing: " + ", ".join(engine["missing"]))
+    return "; ".join(parts)
