@@ -20,9 +20,11 @@ from kvlint.arith.engines.common import positive
 from kvlint.arith.engines.common import setting
 from kvlint.arith.engines.common import val
 from kvlint.arith.engines.vllm_errors import fmt_gib
+from kvlint.arith.engines.vllm_errors import free_memory_message
 from kvlint.arith.engines.vllm_errors import no_memory_message
 from kvlint.arith.engines.vllm_errors import oom_message
 from kvlint.arith.engines.vllm_errors import too_long_message
+from kvlint.arith.engines.vllm_errors import v0_too_long_message
 from kvlint.arith.engines.vllm_memory import Overheads
 from kvlint.arith.engines.vllm_memory import overheads
 from kvlint.arith.engines.vllm_paging import StageLayout
@@ -342,12 +344,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
                 gpu_total_bytes=total,
                 memory_fraction=s.gpu_memory_utilization,
                 fits=False,
-                error=(
-                    f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
-                    "is less than desired GPU memory utilization "
-                    f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
-                    "memory utilization or reduce GPU memory used by other processes."
-                ),
+                error=free_memory_message(s, free, total, requested),
                 notes=tuple(notes),
             )
 
@@ -429,11 +426,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         error = no_memory_message(s)
     elif error is None and s.v0 and s.max_model_len > tokens:
         fits = False
-        error = (
-            f"The model's max seq len ({s.max_model_len}) is larger than the maximum number of "
-            f"tokens that can be stored in KV cache ({tokens}). Try increasing "
-            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
-        )
+        error = v0_too_long_message(s, tokens)
     elif error is None and not s.v0 and needed > check:
         fits = False
         estimated_len = estimate_max_model_len(layout, s, check)

@@ -3,8 +3,9 @@
 Reproduces the two failures of ``_check_enough_kv_cache_memory`` (``vllm/v1/core/
 kv_cache_utils.py``: no memory left for the cache, or too little for one request at
 ``max_model_len``) in the 0.11 wording and the current one, and the over-long ``max_model_len``
-of ``_get_and_verify_max_len``; ``research/engines.md`` section 1 quotes each. ``vllm.py``
-decides which failure applies and with what numbers; this module only words it.
+of ``_get_and_verify_max_len``; ``research/engines.md`` section 1 quotes each. Also the free
+memory check of the worker's ``init_device`` and the V0 engine's cache-too-short error.
+``vllm.py`` decides which failure applies and with what numbers; this module only words it.
 """
 
 from __future__ import annotations
@@ -71,4 +72,23 @@ def too_long_message(s: VllmSettings, spec: ModelSpec) -> str:
         f"max_model_len ({key}={s.derived_max_model_len} or model_max_length=None in model's "
         "config.json). To allow overriding this maximum, set the env var "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+    )
+
+
+def free_memory_message(s: VllmSettings, free: int, total: int, requested: int) -> str:
+    """``init_device``: the memory free after the CUDA context is below the requested share."""
+    return (
+        f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
+        "is less than desired GPU memory utilization "
+        f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
+        "memory utilization or reduce GPU memory used by other processes."
+    )
+
+
+def v0_too_long_message(s: VllmSettings, tokens: int) -> str:
+    """The V0 engine: one sequence of ``max_model_len`` does not fit the cache's tokens."""
+    return (
+        f"The model's max seq len ({s.max_model_len}) is larger than the maximum number of "
+        f"tokens that can be stored in KV cache ({tokens}). Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
     )
