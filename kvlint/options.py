@@ -138,7 +138,10 @@ def _exact(cls: type[Any], data: Mapping[str, Any], alias: Callable[[str], str] 
         if not _has_type(value, known.annotation):
             return None
         values[known.name] = value
-    return cls(**values)
+    try:
+        return cls(**values)
+    except TypeError:  # a field without a default left out: pydantic words the error
+        return None
 
 
 def _has_type(value: Any, annotation: Any) -> bool:
