@@ -82,10 +82,12 @@ class WeightBreakdown:
     # The routed experts' share of each layer (included in ``per_layer``): what expert
     # parallelism splits across ranks instead of tensor parallelism alone.
     experts_per_layer: tuple[int, ...] = ()
+    # A multimodal model's vision encoder and projector, on the first pipeline stage.
+    vision: int = 0
 
     @property
     def total(self) -> int:
-        return self.embedding + self.head + sum(self.per_layer)
+        return self.embedding + self.head + sum(self.per_layer) + self.vision
 
 
 def quantization_method(spec: ModelSpec, override: str | None = None) -> str | None:
@@ -154,15 +156,18 @@ def weight_breakdown(
     dense_bits = _dense_bits(spec, dtype)
     embed = round(embed_params * dense_bits / 8)
     head = 0 if spec.tie_word_embeddings else embed
+    # The vision tower stays at the model dtype: AWQ, GPTQ and FP8 recipes quantise only the
+    # language model's linear layers.
+    vision = round((spec.vision_param_count or 0) * dense_bits / 8)
     layers = max(1, spec.num_layers)
     plain, experts = _layer_params(spec)
     if spec.weight_bytes and dtype is None:
-        body = max(0, spec.weight_bytes - embed - head)
+        body = max(0, spec.weight_bytes - embed - head - vision)
         per = body // layers
         # The checkpoint does not say which bytes are experts: split by the parameter counts.
         expert_bytes = per * experts // (plain + experts) if plain + experts else 0
         return WeightBreakdown(
-            embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers
+            embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers, vision
         )
     bits = linear_bits(spec, method, dtype)
     if method == "mxfp4":
@@ -173,7 +178,7 @@ def weight_breakdown(
         expert_bytes = round(experts * bits / 8)
         per = round(plain * bits / 8) + expert_bytes
     label = f"parameters x {bits:g} bits" + (f" ({method})" if method else "")
-    return WeightBreakdown(embed, head, (per,) * layers, label, (expert_bytes,) * layers)
+    return WeightBreakdown(embed, head, (per,) * layers, label, (expert_bytes,) * layers, vision)
 
 
 def pp_layer_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
@@ -220,7 +225,7 @@ def weight_bytes_per_gpu(
         experts = sum(breakdown.experts_per_layer[start:end])
         total -= experts - experts // expert_shards
     if stage == 0:
-        total += breakdown.embedding
+        total += breakdown.embedding + breakdown.vision
     if stage == pp - 1:
         # A tied head is a separate copy on the last stage when PP splits the model.
         total += breakdown.head or (breakdown.embedding if pp > 1 else 0)

@@ -19,6 +19,7 @@ from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Family
 from kvlint.model.families.base import Locator
 from kvlint.model.params import estimate_params
+from kvlint.model.params import estimate_vision_params
 from kvlint.model.quant import read_quantization
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
@@ -174,6 +175,7 @@ def _build(
         num_experts=params.num_experts,
         intermediate_size=params.intermediate_size,
         expert_param_count=params.routed_experts,
+        vision_param_count=estimate_vision_params(top, shape.hidden_size),
         source=source,
         notes=tuple(notes),
     )

@@ -201,3 +201,47 @@ def _nemotron_mlp(
         total += moe_layers * (experts * one + shared + hidden * experts)
         active += moe_layers * ((top_k or 1) * one + shared + hidden * experts)
     return total, active
+
+
+# Vision encoders laid out as a ViT with a plain (fc1, fc2) MLP: SiglipVisionModel (Gemma 3)
+# and Llama4VisionModel (transformers' modeling_siglip.py and modeling_llama4.py).
+_VISION_TYPES = frozenset({"siglip_vision_model", "llama4_vision_model"})
+
+
+def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
+    """The vision tower of a multimodal config (``vision_config``): a ViT and its projector.
+
+    Per encoder layer the attention (q, k, v, o: ``4 h^2``) and the MLP (``2 h i``); the patch
+    embedding (``channels x patch^2 x h``); learned position embeddings (one per patch of the
+    image); Llama 4's pixel-shuffle adapter; and the projector into the language model's hidden
+    size. Only the encoders whose layout was read in transformers are counted (SigLIP for
+    Gemma 3, Llama 4's); norms and biases are left out as for the text model. None when the
+    config has no vision tower, or one of another layout (its weights stay uncounted).
+    """
+    vision = top.opt_mapping("vision_config")
+    if vision is None:
+        return None
+    cfg = top.child(vision, "vision_config")
+    if cfg.opt_str("model_type") not in _VISION_TYPES:
+        return None
+    hidden = cfg.opt_int("hidden_size", minimum=1)
+    layers = cfg.opt_int("num_hidden_layers", minimum=1)
+    if hidden is None or layers is None:
+        return None
+    intermediate = cfg.opt_int("intermediate_size", minimum=1) or 4 * hidden
+    total = layers * (4 * hidden * hidden + 2 * hidden * intermediate)
+    patch = cfg.opt_int("patch_size", minimum=1) or 14
+    total += (cfg.opt_int("num_channels", minimum=1) or 3) * patch * patch * hidden
+    image = cfg.opt_int("image_size", minimum=1)
+    if image is not None:
+        total += (image // patch) ** 2 * hidden
+    output = hidden
+    ratio = cfg.opt_float("pixel_shuffle_ratio")
+    adapter_in = cfg.opt_int("projector_input_dim", minimum=1)
+    adapter_out = cfg.opt_int("projector_output_dim", minimum=1)
+    if ratio and adapter_in and adapter_out:
+        # Llama 4: pixel shuffle folds 1/ratio^2 patches into one, then a two-layer MLP
+        # (Llama4VisionMLP2: fc1 hidden/ratio^2 -> projector_input_dim, fc2 -> output dim).
+        total += round(hidden / (ratio * ratio)) * adapter_in + adapter_in * adapter_out
+        output = cfg.opt_int("vision_output_dim", minimum=1) or adapter_out
+    return total + output * text_hidden

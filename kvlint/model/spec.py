@@ -100,6 +100,9 @@ class ModelSpec:
     # The routed experts' parameters (in param_count): what expert and data parallelism shard
     # across ranks while attention, dense layers and shared experts stay whole per TP group.
     expert_param_count: int | None = None
+    # The vision encoder and its projector (not in param_count): vLLM loads them with the
+    # language model, at the model dtype (weight quantisation recipes leave them out).
+    vision_param_count: int | None = None
     source: str = ""  # where the facts came from: a path, a catalog entry, a hub id
     notes: tuple[str, ...] = field(default=())
 

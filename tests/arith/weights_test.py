@@ -106,3 +106,24 @@ def test_expert_shards_split_only_the_routed_experts() -> None:
     assert whole - sharded == routed - routed // 32
     assert round(sharded / 1e9, 1) == 39.4
     assert weight_bytes_per_gpu(dense(), expert_shards=32) == weight_bytes_per_gpu(dense())
+
+
+def test_the_vision_tower_is_on_the_first_stage_at_the_model_dtype() -> None:
+    spec = lookup("google/gemma-3-27b-it")
+    assert spec is not None and spec.vision_param_count is not None
+    vision = spec.vision_param_count * 2  # bfloat16
+    text_only = replace(spec, vision_param_count=None)
+    assert weight_breakdown(spec).vision == vision
+    assert weight_breakdown(spec).total == weight_breakdown(text_only).total + vision
+    # Tensor parallelism shards it; only the first pipeline stage holds it.
+    tp2 = weight_bytes_per_gpu(spec, tp=2) - weight_bytes_per_gpu(text_only, tp=2)
+    assert tp2 == vision // 2
+    first, last = (weight_bytes_per_gpu(spec, pp=2, stage=s) for s in (0, 1))
+    assert first - weight_bytes_per_gpu(text_only, pp=2, stage=0) == vision
+    assert last == weight_bytes_per_gpu(text_only, pp=2, stage=1)
+    # AWQ quantises the language model's linear layers, not the vision tower.
+    assert weight_breakdown(spec, quantization="awq").vision == vision
+    # A checkpoint size includes the tower: the layers share what is left.
+    sized = weight_breakdown(replace(spec, weight_bytes=60 * 10**9))
+    assert (sized.vision, sized.method) == (vision, "checkpoint size")
+    assert 0 <= 60 * 10**9 - sized.total < len(spec.layers)  # only the division's remainder

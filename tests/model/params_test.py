@@ -108,7 +108,48 @@ def test_minimal_mixtral_8x7b() -> None:
 def test_catalog_total(ref: str, total: float) -> None:
     spec = lookup(ref)
     assert spec is not None
-    assert near(spec.param_count, total)
+    assert near((spec.param_count or 0) + (spec.vision_param_count or 0), total)
+
+
+# SigLIP (Gemma 3): 27 x (4 x 1152^2 + 2 x 1152 x 4304) + 3 x 14^2 x 1152 + 64^2 x 1152, and the
+# projector 1152 x the text hidden size. Llama 4: 34 x (4 x 1408^2 + 2 x 1408 x 5632), the
+# patch and 24^2 position embeddings, the pixel-shuffle MLP (5632 x 4096 + 4096 x 4096) and the
+# projector 4096 x 5120.
+SIGLIP = 27 * (4 * 1152**2 + 2 * 1152 * 4304) + 3 * 14 * 14 * 1152 + 64 * 64 * 1152
+LLAMA4_VISION = (
+    34 * (4 * 1408**2 + 2 * 1408 * 5632)
+    + 3 * 14 * 14 * 1408
+    + 24 * 24 * 1408
+    + 5632 * 4096
+    + 4096 * 4096
+    + 4096 * 5120
+)
+
+
+@pytest.mark.parametrize(
+    ("ref", "vision", "total"),
+    [
+        # Google's model cards: 4.3B and 27.4B with the vision encoder (400M).
+        ("google/gemma-3-4b-it", SIGLIP + 1152 * 2560, 4.30e9),
+        ("google/gemma-3-27b-it", SIGLIP + 1152 * 5376, 27.4e9),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", LLAMA4_VISION, 109e9),
+    ],
+)
+def test_vision_tower(ref: str, vision: int, total: float) -> None:
+    spec = lookup(ref)
+    assert spec is not None and spec.param_count is not None
+    assert spec.vision_param_count == vision
+    assert abs(spec.param_count + vision - total) <= 0.01 * total
+
+
+def test_a_vision_tower_of_another_layout_is_not_guessed() -> None:
+    text = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+            "vocab_size": 100}  # fmt: skip
+    vision = {"model_type": "pixtral", "hidden_size": 32, "num_hidden_layers": 2}
+    config = {"model_type": "llava", "text_config": text, "vision_config": vision}
+    assert spec_from_config(config, name="m").vision_param_count is None
+    assert spec_from_config(text, name="m").vision_param_count is None
 
 
 def test_llama4_shared_expert_and_dense_width() -> None:
