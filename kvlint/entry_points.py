@@ -79,11 +79,14 @@ def _plain_finders() -> bool:
     )
 
 
+def _folder_name(folder: str) -> str:
+    """The distribution name in a ``name-version.dist-info`` folder, as written."""
+    return folder.rsplit(".", 1)[0].split("-", 1)[0]
+
+
 def _normalized(folder: str) -> str:
-    """The distribution name in a ``name-version.dist-info`` folder, normalised (PEP 503)."""
-    stem = folder.rsplit(".", 1)[0]
-    name = stem.split("-", 1)[0]
-    return re.sub(r"[-_.]+", "_", name).lower()
+    """The distribution name of a folder, normalised (PEP 503) for comparing."""
+    return re.sub(r"[-_.]+", "_", _folder_name(folder)).lower()
 
 
 def _read(path: str, group: str) -> list[EntryPoint]:
@@ -122,7 +125,7 @@ def _name(path: str) -> str:
                 break  # the headers end at the first blank line
             if line.lower().startswith("name:"):
                 return line[5:].strip()
-    return os.path.basename(path).rsplit(".", 1)[0].split("-", 1)[0]
+    return _folder_name(os.path.basename(path))
 
 
 def _text(path: str) -> str | None:

@@ -366,11 +366,7 @@ class _Converter:
 
     def _placeholder(self, path: str, start: int, end: int) -> Scalar:
         text = self.source.text[start:end]
-        message = (
-            f"unfilled template placeholder `{text}`: "
-            "render the template (or quote the value) first"
-        )
-        self.problems.append(unreadable(self.source.span(start), message))
+        self.problems.append(unreadable(self.source.span(start), _placeholder_message(text)))
         return Scalar(self.source, path, start, end, text, text, "", _TAG + "str")
 
     def _bad_key(self, key_node: Any) -> InputProblem:
@@ -380,13 +376,17 @@ class _Converter:
         line_start = self.source.line_starts[line - 1]
         placeholder = _PLACEHOLDER_RE.search(self.source.line_text(line))
         if placeholder and "{" in text:
-            message = (
-                f"unfilled template placeholder `{placeholder.group()}`: "
-                "render the template (or quote the value) first"
-            )
+            message = _placeholder_message(placeholder.group())
             return unreadable(self.source.span(line_start + placeholder.start()), message)
         message = "a mapping key must be a scalar (this one is a mapping or a list)"
         return unreadable(self.source.span(start), message)
+
+
+def _placeholder_message(placeholder: str) -> str:
+    return (
+        f"unfilled template placeholder `{placeholder}`: "
+        "render the template (or quote the value) first"
+    )
 
 
 def _short_tag(tag: str) -> str:
