@@ -103,9 +103,8 @@ def _build_model(cls: type[Any], alias: Callable[[str], str] | None) -> type[Any
         fields[f.name] = (hints[f.name], spec)
     config = pydantic.ConfigDict(extra="forbid", frozen=True)
     if alias is not None:
-        config = pydantic.ConfigDict(
-            extra="forbid", frozen=True, alias_generator=alias, populate_by_name=True
-        )
+        config["alias_generator"] = alias
+        config["populate_by_name"] = True
     model: type[Any] = pydantic.create_model(
         cls.__name__, __config__=config, __doc__=cls.__doc__, __module__=cls.__module__, **fields
     )
