@@ -14,7 +14,7 @@ and compares:
 * whether the engine refuses to start, for cases that log an error.
 
 ``--fit`` fits the activation-peak, non-torch and CUDA-graph constants of
-``kvlint/arith/engines/vllm_memory.py`` on the memory-breakdown cases (the ones logging
+``kvlint/engines/vllm/memory.py`` on the memory-breakdown cases (the ones logging
 ``activation_peak_gib``) and prints each constant with the cases that set it.
 """
 
@@ -32,14 +32,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kvlint.arith.engines import estimate  # noqa: E402
-from kvlint.arith.engines.base import EngineEstimate  # noqa: E402
-from kvlint.arith.gpus import lookup_gpu  # noqa: E402
-from kvlint.arith.units import GiB  # noqa: E402
 from kvlint.deploy.model import Deployment  # noqa: E402
 from kvlint.deploy.model import Sourced  # noqa: E402
+from kvlint.engines import estimate  # noqa: E402
+from kvlint.engines.records import EngineEstimate  # noqa: E402
 from kvlint.finding import Span  # noqa: E402
+from kvlint.gpus import lookup_gpu  # noqa: E402
 from kvlint.model.spec import ModelSpec  # noqa: E402
+from kvlint.units import GiB  # noqa: E402
 
 LOGS = REPO.parent / "shared" / "fixtures" / "engine-logs" / "engine_logs.jsonl"
 HF_CONFIGS = REPO.parent / "shared" / "fixtures" / "hf-configs"

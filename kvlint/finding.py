@@ -1,4 +1,5 @@
-"""The records a check produces: Severity, Span, Fix, Problem (what a rule yields), Finding."""
+"""The records a check produces: Severity, Span, Fix, Problem (what a rule yields), Finding, and
+InputProblem (what a reader found wrong with the input itself)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,12 @@ def printable(text: str) -> str:
     if not _CONTROL_RE.search(text):
         return text
     return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+class InputProblem(NamedTuple):
+    """Something wrong with the input itself, found while reading it (KV5xx / KV9xx)."""
+
+    code: str
+    span: Span
+    message: str
+    severity: Severity = Severity.WARNING

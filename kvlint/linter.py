@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
 from kvlint.errors import KvlintError
 from kvlint.files import collect_files as collect_files  # re-exported: kvlint.fix uses it
 from kvlint.finding import Finding
+from kvlint.finding import InputProblem
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span

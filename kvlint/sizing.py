@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines.records import EngineEstimate
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 
 
@@ -35,8 +35,8 @@ def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
     principles at the deployment's cache dtype (``auto`` = the model dtype), and the engine's
     own accounting with its defaults filled in. ``missing`` names what the files do not give."""
     # Imported here: the engine modules are only needed once a deployment is sized.
-    from kvlint.arith.engines import estimate
-    from kvlint.arith.gpus import lookup_gpu
+    from kvlint.engines import estimate
+    from kvlint.gpus import lookup_gpu
 
     missing: list[str] = []
     gpu: GpuSpec | None = None

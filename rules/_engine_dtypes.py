@@ -1,13 +1,13 @@
-"""The KV-cache dtypes each engine starts with: the flag tables of ``kvlint.deploy.engines``
+"""The KV-cache dtypes each engine starts with: the flag tables of ``kvlint.engines``
 (what each engine's argument parser accepts), less what it accepts and then refuses."""
 
 from __future__ import annotations
 
-from kvlint.deploy.engines import llamacpp
-from kvlint.deploy.engines import ollama
-from kvlint.deploy.engines import sglang
-from kvlint.deploy.engines import tgi
-from kvlint.deploy.engines import vllm
+from kvlint.engines.llamacpp import spelling as llamacpp
+from kvlint.engines.ollama import spelling as ollama
+from kvlint.engines.sglang import spelling as sglang
+from kvlint.engines.tgi import spelling as tgi
+from kvlint.engines.vllm import spelling as vllm
 
 VLLM_011: tuple[str, ...] = vllm.KV_CACHE_DTYPES_0_11
 VLLM_CURRENT: tuple[str, ...] = vllm.KV_CACHE_DTYPES

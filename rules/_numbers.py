@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvlint.arith.units import format_binary
-from kvlint.arith.units import format_decimal
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Fix
 from kvlint.model.spec import ModelSpec
+from kvlint.units import format_binary
+from kvlint.units import format_decimal
 
 # How each engine spells the normalised Deployment fields (the names its users will search for).
 _NAMES: dict[str, dict[str, str]] = {

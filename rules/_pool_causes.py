@@ -95,8 +95,8 @@ def _batched(dep: Deployment, sizing: Sizing) -> int:
     """``max_num_batched_tokens`` as the file sets it, else vLLM's default for the GPU."""
     if dep.max_num_batched_tokens is not None:
         return int(dep.max_num_batched_tokens.value)
-    from kvlint.arith.engines.defaults import vllm_batch_defaults
-    from kvlint.arith.engines.defaults import vllm_version
+    from kvlint.engines.vllm.defaults import vllm_batch_defaults
+    from kvlint.engines.vllm.defaults import vllm_version
 
     release, _ = vllm_version(str(dep.engine_version.value) if dep.engine_version else None)
     return vllm_batch_defaults(release, sizing.gpu)[1]

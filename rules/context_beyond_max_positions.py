@@ -6,9 +6,9 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.arith.engines.common import derived_max_model_len
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines.common import derived_max_model_len
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.model.spec import ModelSpec

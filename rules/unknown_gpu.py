@@ -77,8 +77,8 @@ class UnknownGpu(InputProblemRule):
         yield from found
         if found or dep.gpu is None:
             return
-        from kvlint.arith.gpus import known_gpu_names
-        from kvlint.arith.gpus import lookup_gpu
+        from kvlint.gpus import known_gpu_names
+        from kvlint.gpus import lookup_gpu
 
         name = str(dep.gpu.value)
         if lookup_gpu(name) is None:

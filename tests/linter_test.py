@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from kvlint.config import Settings
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
 from kvlint.errors import KvlintError
 from kvlint.finding import Finding
+from kvlint.finding import InputProblem
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kvlint.sizing import size
-from tests.arith.engines.deployments import dense
-from tests.arith.engines.deployments import deployment
+from tests.engines.deployments import dense
+from tests.engines.deployments import deployment
 
 
 def test_sizes_a_vllm_deployment_on_a_named_gpu() -> None:

@@ -1,7 +1,7 @@
 """First-principles KV-cache sizes: per token, per sequence, and the cancelled-formula figure.
 
 This is the arithmetic the seeds do by hand. It knows nothing of engines: no blocks, no pages,
-no parallelism. ``kvlint.arith.engines`` builds each engine's own accounting on top of it.
+no parallelism. ``kvlint.engines`` builds each engine's own accounting on top of it.
 """
 
 from __future__ import annotations

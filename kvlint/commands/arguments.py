@@ -7,7 +7,7 @@ import argparse
 
 def human_count(text: str) -> int:
     """A positive count, written as people write it: ``131072``, ``128k``, ``1M``."""
-    from kvlint.arith.units import parse_human_int
+    from kvlint.units import parse_human_int
 
     try:
         value = parse_human_int(text)

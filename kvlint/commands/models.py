@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from kvlint.arith.units import format_binary
+    from kvlint.units import format_binary
 
     table = Table(title=f"kvlint built-in catalog: {len(rows)} models", header_style="bold")
     for name, justify in (

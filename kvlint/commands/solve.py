@@ -144,8 +144,8 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
 
 def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
     """Solve one deployment; KvlintError when its GPU or the asked layout will not do."""
-    from kvlint.arith.gpus import known_gpu_names
-    from kvlint.arith.gpus import lookup_gpu
+    from kvlint.gpus import known_gpu_names
+    from kvlint.gpus import lookup_gpu
     from kvlint.solve.layout import Layout
     from kvlint.solve.layout import pp_problem
     from kvlint.solve.layout import tp_problem

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from kvlint.deploy.engines.argv import Token
-from kvlint.deploy.engines.argv import commands
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import commands
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})

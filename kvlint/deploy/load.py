@@ -11,8 +11,8 @@ from pathlib import Path
 from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.errors import KvlintError
+from kvlint.finding import InputProblem
 from kvlint.finding import Span
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

@@ -8,7 +8,7 @@ from typing import Any
 from typing import Generic
 from typing import TypeVar
 
-from kvlint.finding import Severity
+from kvlint.finding import InputProblem
 from kvlint.finding import Span
 
 T = TypeVar("T")
@@ -22,16 +22,6 @@ class Sourced(Generic[T]):
     span: Span
     raw: str | None = None
     default: bool = False  # filled in from the engine's defaults, not written in any file
-
-
-@dataclass(frozen=True)
-class InputProblem:
-    """Something wrong with the input itself, found while reading it (KV5xx / KV9xx)."""
-
-    code: str
-    span: Span
-    message: str
-    severity: Severity = Severity.WARNING
 
 
 @dataclass(frozen=True)

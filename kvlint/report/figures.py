@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
-from kvlint.arith.units import format_binary
-from kvlint.arith.units import format_decimal
+from kvlint.units import format_binary
+from kvlint.units import format_decimal
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult

@@ -52,8 +52,8 @@ def print_model(report: dict[str, Any]) -> None:
     """One model's report: the title, its layer kinds, the table, then the fixed part and notes."""
     from rich.table import Table
 
-    from kvlint.arith.units import format_binary
-    from kvlint.arith.units import format_decimal
+    from kvlint.units import format_binary
+    from kvlint.units import format_decimal
 
     console = _console()
     title = f"{report['model']}: KV cache in {report['kv_cache_dtype']}"
@@ -155,7 +155,7 @@ def print_deployment(report: dict[str, Any]) -> None:
 
 
 def _engine_line(engine: dict[str, Any]) -> str:
-    from kvlint.arith.units import format_binary
+    from kvlint.units import format_binary
 
     parts = [f"{engine['engine']} {engine['version']} accounting"]
     if engine.get("available_kv_bytes") is not None:

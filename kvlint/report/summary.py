@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import TextIO
 
-from kvlint.arith.units import format_binary
-from kvlint.arith.units import format_decimal
 from kvlint.finding import Finding
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
@@ -18,6 +16,8 @@ from kvlint.report.figures import counted
 from kvlint.report.figures import deployment_figures
 from kvlint.report.figures import scope_text
 from kvlint.report.github import annotation_path
+from kvlint.units import format_binary
+from kvlint.units import format_decimal
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult

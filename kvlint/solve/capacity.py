@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import default_estimator
@@ -161,11 +161,11 @@ def model_max_len(
     """The model's own maximum context as the engine derives it (what it uses when
     max_model_len is unset). vLLM's estimate says it exactly; TGI and llama.cpp default their
     length from memory or slots, so for them it is the config's length, RoPE-scaled as vLLM
-    scales it (kvlint.arith.engines.common.derived_max_model_len)."""
+    scales it (kvlint.engines.common.derived_max_model_len)."""
     if dep.engine.value == "vllm":
         estimate = estimator or default_estimator()
         return estimate(vary(dep, max_model_len=None), spec, gpu).max_model_len
-    from kvlint.arith.engines.common import derived_max_model_len
+    from kvlint.engines.common import derived_max_model_len
 
     return derived_max_model_len(spec)
 

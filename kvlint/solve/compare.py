@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
 from kvlint.errors import KvlintError
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.layout import Layout

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.layout import Layout

@@ -6,10 +6,10 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
 from kvlint.errors import KvlintError
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
 from kvlint.solve.capacity import admitted_at
@@ -165,7 +165,7 @@ def _weight_options(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> li
 
 
 def _gpu_options(gpu: GpuSpec | None, choices: tuple[str, ...]) -> list[_Option]:
-    from kvlint.arith.gpus import lookup_gpu
+    from kvlint.gpus import lookup_gpu
 
     seen: set[str] = set()
     options: list[_Option] = []

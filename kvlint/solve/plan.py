@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import kv_size
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import LenAnswer
@@ -86,7 +86,7 @@ def _replication_note(dep: Deployment, spec: ModelSpec, per_token: int | None) -
     beyond = [tp for tp in valid_tps(spec, dep.engine.value, 64) if tp > kv]
     if not beyond:
         return None
-    from kvlint.arith.units import format_binary
+    from kvlint.units import format_binary
 
     per_gpu = format_binary(per_token // kv)
     return (

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from kvlint.arith.units import format_binary
+from kvlint.units import format_binary
 
 
 @dataclass(frozen=True)

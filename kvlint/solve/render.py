@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.units import format_binary
-from kvlint.arith.units import format_decimal
+from kvlint.engines.records import EngineEstimate
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
 from kvlint.solve.layout import Layout
 from kvlint.solve.plan import Plan
 from kvlint.solve.plot import render_text
+from kvlint.units import format_binary
+from kvlint.units import format_decimal
 
 # -- JSON -----------------------------------------------------------------------------------
 

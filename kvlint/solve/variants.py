@@ -6,14 +6,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines.records import EngineEstimate
 from kvlint.finding import Span
+from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 
-# What the solver calls to learn the engine's numbers; kvlint.arith.engines.estimate by default,
+# What the solver calls to learn the engine's numbers; kvlint.engines.records by default,
 # swappable so a test can pin the search itself.
 Estimator = Callable[[Deployment, ModelSpec, "GpuSpec | None"], EngineEstimate]
 
@@ -21,7 +21,7 @@ SOLVER_PATH = "<kvlint solve>"
 
 
 def default_estimator() -> Estimator:
-    from kvlint.arith.engines import estimate
+    from kvlint.engines import estimate
 
     fn: Estimator = estimate
     return fn

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kvlint.deploy.model import InputProblem
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
-from kvlint.deploy.model import InputProblem
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
 

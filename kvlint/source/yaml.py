@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 from typing import NamedTuple
 
-from kvlint.deploy.model import InputProblem
+from kvlint.finding import InputProblem
 from kvlint.finding import Span
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from kvlint.arith.kv import kv_size
-from kvlint.arith.units import KiB
-from kvlint.arith.units import MiB
-from kvlint.arith.units import format_binary
-from kvlint.arith.units import format_decimal
 from kvlint.model.hf import load_config_file
 from kvlint.model.hf import spec_from_config
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
+from kvlint.units import KiB
+from kvlint.units import MiB
+from kvlint.units import format_binary
+from kvlint.units import format_decimal
 from testing.shared import HF_CONFIGS
 from testing.shared import shared_file
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kvlint.arith.units import GiB
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_breakdown
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import Quantization
-from tests.arith.engines.deployments import dense
+from kvlint.units import GiB
+from tests.engines.deployments import dense
 
 LLAMA_31_8B = dense()  # 8,030,261,248 parameters, 128,256 x 4096 embedding, untied
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
 from kvlint.arith.kv import kv_size
-from kvlint.arith.units import GiB
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines.records import EngineEstimate
 from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.gpus import GpuSpec
 from kvlint.linter import DeploymentResult
 from kvlint.linter import Summary
 from kvlint.model.hf import spec_from_config
 from kvlint.sizing import Sizing
+from kvlint.units import GiB
 
 # The real config.json of meta-llama/Llama-3.1-8B, the keys the arithmetic reads.
 LLAMA_31_8B = {

@@ -12,10 +12,9 @@ import math
 
 import pytest
 
-from kvlint.arith.engines.base import EngineEstimate
-from kvlint.arith.gpus import GpuSpec
-from kvlint.arith.units import GiB
 from kvlint.deploy.model import Deployment
+from kvlint.engines.records import EngineEstimate
+from kvlint.gpus import GpuSpec
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted
@@ -25,6 +24,7 @@ from kvlint.solve.fleet import min_gpus
 from kvlint.solve.layout import Layout
 from kvlint.solve.layout import stage_layers
 from kvlint.solve.variants import cli_deployment
+from kvlint.units import GiB
 
 GPU = GpuSpec("TEST-80GB", "test", 80 * GiB)
 BUDGET = 72 * GiB  # per GPU, before the weights

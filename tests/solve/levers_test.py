@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kvlint.arith.engines import estimate
-from kvlint.arith.gpus import GpuSpec
-from kvlint.arith.gpus import lookup_gpu
+from kvlint.engines import estimate
+from kvlint.gpus import GpuSpec
+from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.solve import engines_compare

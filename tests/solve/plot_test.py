@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from kvlint.arith.gpus import lookup_gpu
-from kvlint.arith.units import GiB
+from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.solve.curve import POINTS
 from kvlint.solve.curve import kv_chart
@@ -16,6 +15,7 @@ from kvlint.solve.plot import format_tokens_short
 from kvlint.solve.plot import render_svg
 from kvlint.solve.plot import render_text
 from kvlint.solve.variants import cli_deployment
+from kvlint.units import GiB
 
 SVG = "{http://www.w3.org/2000/svg}"
 

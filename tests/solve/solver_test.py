@@ -11,11 +11,11 @@ import math
 
 import pytest
 
-from kvlint.arith.engines import defaults as llamacpp_defaults
-from kvlint.arith.engines import estimate
-from kvlint.arith.gpus import GpuSpec
-from kvlint.arith.gpus import lookup_gpu
 from kvlint.deploy.model import Deployment
+from kvlint.engines import estimate
+from kvlint.engines.llamacpp import defaults as llamacpp_defaults
+from kvlint.gpus import GpuSpec
+from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import size

@@ -7,7 +7,7 @@ from dataclasses import field
 from typing import Protocol
 
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.source.nodes import Node

@@ -12,17 +12,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import from_node
+from kvlint.deploy.argv import substitute
+from kvlint.deploy.argv import words
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import version_from_image
-from kvlint.deploy.engines import ENGINES
-from kvlint.deploy.engines.argv import Token
-from kvlint.deploy.engines.argv import from_node
-from kvlint.deploy.engines.argv import substitute
-from kvlint.deploy.engines.argv import words
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
+from kvlint.engines import ENGINES
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.source.nodes import Mapping

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
@@ -20,12 +22,10 @@ from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import version_from_image
-from kvlint.deploy.engines import ENGINES
-from kvlint.deploy.engines.argv import Token
-from kvlint.deploy.engines.argv import from_node
-from kvlint.deploy.engines.interpret import Engine
+from kvlint.deploy.interpret import Engine
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines import ENGINES
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar

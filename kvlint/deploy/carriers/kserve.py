@@ -7,6 +7,8 @@ runtime (its own flags, then vLLM's); ``LLMInferenceService`` is llm-d's vLLM wi
 
 from __future__ import annotations
 
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
@@ -15,8 +17,6 @@ from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
 from kvlint.deploy.carriers.kubernetes import pod_deployments
-from kvlint.deploy.engines.argv import Token
-from kvlint.deploy.engines.argv import from_node
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
 from kvlint.source.nodes import Mapping
@@ -107,7 +107,7 @@ def _inference_service(spec: Mapping, label: str, ctx: Context) -> list[Deployme
     )
     if dep is None:
         return []
-    from kvlint.deploy.engines import ENGINES
+    from kvlint.engines import ENGINES
 
     engine = ENGINES["vllm"]
     own = [t for t in tokens if t.text.partition("=")[0] in _HF_SERVER_FLAGS]

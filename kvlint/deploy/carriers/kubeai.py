@@ -5,16 +5,16 @@
 
 from __future__ import annotations
 
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import env_tokens
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
-from kvlint.deploy.engines import ENGINES
-from kvlint.deploy.engines.argv import Token
-from kvlint.deploy.engines.argv import from_node
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
+from kvlint.engines import ENGINES
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

@@ -8,21 +8,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvlint.arith.units import INT64_MAX
-from kvlint.arith.units import parse_human_int
-from kvlint.arith.units import parse_size
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.container import scalar_sourced
-from kvlint.deploy.engines import ENGINES
 from kvlint.deploy.model import Claims
 from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import InputProblem
 from kvlint.deploy.model import Sourced
+from kvlint.engines import ENGINES
+from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
+from kvlint.units import INT64_MAX
+from kvlint.units import parse_human_int
+from kvlint.units import parse_size
 
 NAME = "plan"
 

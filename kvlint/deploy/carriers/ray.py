@@ -8,16 +8,16 @@ passes on). GPUs come from ``ray_actor_options.num_gpus`` or the worker group's 
 
 from __future__ import annotations
 
+from kvlint.deploy.argv import Token
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import gpu_from_resources
 from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
-from kvlint.deploy.engines import ENGINES
-from kvlint.deploy.engines.argv import Token
 from kvlint.deploy.model import Deployment
 from kvlint.deploy.model import Sourced
+from kvlint.engines import ENGINES
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar

@@ -9,11 +9,11 @@ from typing import Any
 from typing import NamedTuple
 from typing import Protocol
 
-from kvlint.arith.units import INT64_MAX
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
+from kvlint.units import INT64_MAX
 
 # (line, column) of a key path in the JSON text, when the text is known.
 Locator = Callable[[tuple[str, ...]], "tuple[int, int] | None"]

@@ -1,0 +1,158 @@
+"""Applying an engine's argv, env vars and config-file keys to a Deployment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from kvlint.deploy.argv import Token
+from kvlint.deploy.flags import EngineSpec
+from kvlint.deploy.flags import FieldHook
+from kvlint.deploy.flags import abbreviation_problem
+from kvlint.deploy.flags import apply_setting
+from kvlint.deploy.flags import parse_argv
+from kvlint.deploy.flags import unknown_flag_problem
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.finding import InputProblem
+from kvlint.finding import Severity
+from kvlint.source.nodes import Mapping as MappingNode
+from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence
+
+SUGGEST_UNKNOWN_FLAGS = 100
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine: its CLI as data plus the hooks that turn some settings into fields."""
+
+    spec: EngineSpec
+    hooks: Mapping[str, FieldHook] = field(default_factory=dict)
+    args_env: tuple[str, ...] = ()  # env vars that hold extra argv (VLLM_ADDITIONAL_ARGS)
+    positional_model: bool = False  # `vllm serve MODEL`
+    extra_known: frozenset[str] = frozenset()
+    # Pairs the engine refuses together (TGI: `max_input_tokens` and the legacy
+    # `max_input_length`): (first, second, why).
+    exclusive: tuple[tuple[str, str, str], ...] = ()
+
+    def check_exclusive(self, dep: Deployment) -> None:
+        for first, second, why in self.exclusive:
+            if first in dep.settings and second in dep.settings:
+                later = dep.settings[second]
+                message = f"`{first}` and `{second}` are both set: {why}"
+                problem = InputProblem("KV502", later.span, message, Severity.ERROR)
+                if problem not in dep.problems:
+                    dep.problems.append(problem)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def apply_args(self, dep: Deployment, tokens: list[Token]) -> None:
+        """Flags in order; a repeated flag overrides the earlier one, as argparse/clap do."""
+        parsed = parse_argv(self.spec, tokens)
+        for token in parsed.unknown:
+            if token.text.partition("=")[0] in self.extra_known:
+                continue
+            self._unknown(dep, token, Sourced(token.text, token.span, token.raw))
+        for token, expanded in parsed.abbreviated:
+            dep.problems.append(abbreviation_problem(self.spec, token, expanded))
+        if self.positional_model and parsed.positionals:
+            model = parsed.positionals[0]
+            self.set(dep, self.spec.model_flag, model.text, model, spelled="model")
+        version = dep.engine_version.value if dep.engine_version is not None else None
+        for name, flag, value in parsed.options:
+            spelled = flag.text.partition("=")[0]
+            why = self.spec.absent_in(name, version) if version else None
+            if why is not None:
+                message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
+                dep.problems.append(InputProblem("KV501", flag.span, message, Severity.ERROR))
+            if value is None:
+                if self.spec.arity(name) in ("1", "+"):
+                    message = f"`{spelled}` expects a value"
+                    dep.problems.append(InputProblem("KV502", flag.span, message, Severity.ERROR))
+                    continue
+                setting = self.spec.settings.get(name)
+                # A bare switch that newer releases give a value (llama.cpp `-fa`) means on.
+                bare: Any = "on" if setting and "on" in setting.choices else True
+                self.set(dep, name, bare, flag, spelled=spelled)
+            else:
+                self.set(dep, name, value.text, value, spelled=spelled)
+        self.check_exclusive(dep)
+
+    def _unknown(self, dep: Deployment, token: Token, flag: Sourced[str]) -> None:
+        """A KV501 per unknown flag; past a cap without the `did you mean`: each suggestion is a
+        difflib search, and a hostile file of 20,000 unknown flags took 20 s."""
+        dep.unknown_flags.append(flag)
+        if len(dep.unknown_flags) <= SUGGEST_UNKNOWN_FLAGS:
+            dep.problems.append(unknown_flag_problem(self.spec, token))
+        else:
+            spelled = token.text.partition("=")[0]
+            message = f"unknown flag `{spelled}` for {self.spec.name}"
+            dep.problems.append(InputProblem("KV501", token.span, message, Severity.ERROR))
+
+    def apply_env(self, dep: Deployment, env: Mapping[str, Token]) -> None:
+        """Settings an engine reads from env vars (OLLAMA_*, LLAMA_ARG_*, MAX_TOTAL_TOKENS)."""
+        for var, token in env.items():
+            name = self.spec.env.get(var)
+            if name is not None:
+                self.set(dep, name, token.text, token, spelled=var)
+        self.check_exclusive(dep)
+
+    def apply_mapping(self, dep: Deployment, node: MappingNode) -> None:
+        """A config file's keys (``vllm serve --config``, a plan's ``settings``)."""
+        for key, value in node.items:
+            spelled = key.text
+            name = self.spec.canonical("--" + spelled) or self.spec.env.get(spelled)
+            if name is None:
+                name = self.spec.expand_abbreviation("--" + spelled)
+                if name is not None:
+                    problem = abbreviation_problem(self.spec, Token(spelled, key), name)
+                    dep.problems.append(problem)
+            if name is None:
+                token = Token(spelled, key)
+                self._unknown(dep, token, Sourced(spelled, key.span, key.raw))
+                continue
+            version = dep.engine_version.value if dep.engine_version is not None else None
+            why = self.spec.absent_in(name, version) if version else None
+            if why is not None:
+                message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
+                dep.problems.append(InputProblem("KV501", key.span, message, Severity.ERROR))
+            raw: Any
+            if isinstance(value, Scalar):
+                raw = value.value if value.value is not None else ""
+                where = Token(value.text, value)
+            else:
+                raw = value.plain()
+                if isinstance(value, Sequence) and name != "served-model-name":
+                    raw = " ".join(str(v) for v in raw)
+                elif isinstance(value, Sequence):
+                    raw = str(raw[0]) if raw else ""
+                where = Token(str(raw), None, fallback=value.span)
+                self.set(
+                    dep,
+                    name,
+                    raw,
+                    where,
+                    spelled=spelled,
+                    raw_text=value.source.text[value.start : value.end],
+                )
+                continue
+            self.set(dep, name, raw, where, spelled=spelled)
+
+    def set(
+        self,
+        dep: Deployment,
+        name: str,
+        raw: Any,
+        where: Token,
+        *,
+        spelled: str,
+        raw_text: str | None = None,
+    ) -> None:
+        apply_setting(
+            dep, self.spec, name, raw, where, spelled=spelled, raw_text=raw_text, hooks=self.hooks
+        )

@@ -1,0 +1,1 @@
+"""llama.cpp (llama-server): everything kvlint knows of this engine, in one home."""

@@ -1,0 +1,1 @@
+"""Ollama: everything kvlint knows of this engine, in one home."""

@@ -1,0 +1,74 @@
+"""EngineEstimate: what an engine will allocate, as its start-up log would report it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from dataclasses import field
+
+
+@dataclass(frozen=True)
+class EngineEstimate:
+    """The engine's own numbers for one deployment. Memory figures are per GPU (per rank), token
+    and concurrency figures engine-wide, as vLLM logs them. ``None`` means not computable from
+    the files (``missing`` says why)."""
+
+    engine: str  # vllm, sglang, llamacpp, tgi, ollama
+    version: str  # the version whose accounting was applied: "0.11", "current", ...
+    max_model_len: int
+    gpu_total_bytes: int | None = None
+    memory_fraction: float | None = None
+    weights_bytes: int | None = None  # per GPU
+    activation_bytes: int | None = None
+    non_torch_bytes: int | None = None
+    cudagraph_bytes: int | None = None
+    available_kv_bytes: int | None = None  # per GPU
+    bytes_per_token: int | None = None  # per GPU, as the engine pages it (block-rounded heads)
+    num_blocks: int | None = None
+    # Blocks one request of max_model_len takes (every KV group's share; vLLM's
+    # num_blocks_per_request), so admission can be counted exactly: (num_blocks - 1) // this,
+    # block 0 being the null block. None when not computed.
+    blocks_per_request: int | None = None
+    block_size: int | None = None
+    kv_cache_tokens: int | None = None  # "GPU KV cache size: N tokens"
+    max_concurrency: float | None = None  # "Maximum concurrency for L tokens per request: Xx"
+    fits: bool | None = None  # False: the engine refuses to start
+    needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
+    estimated_max_model_len: int | None = None  # what vLLM's error would suggest
+    first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
+    error: str | None = None  # the engine's own error text when it would refuse
+    kv_buffer_bytes: int | None = None  # llama.cpp / Ollama: the KV buffers, all devices
+    # Settings the files leave unset, as the engine fills them: (Deployment field, value), e.g.
+    # ("max_num_seqs", 256). kvlint.sizing.size turns them into Sourced(default=True) values.
+    defaults: tuple[tuple[str, object], ...] = ()
+    missing: tuple[str, ...] = ()  # facts the files do not give ("GPU type", ...)
+    notes: tuple[str, ...] = field(default=())  # what decided the outcome (defaults used, ...)
+
+    @property
+    def admitted_sequences(self) -> int:
+        """Sequences of ``max_model_len`` tokens the engine holds at once (0 when it would
+        refuse to start): the most a concurrency cap can usefully be.
+
+        vLLM prints ``num_blocks / blocks_per_request`` as its "Maximum concurrency", but block 0
+        of the pool is the null block the scheduler never hands out (vllm/v1/core/block_pool.py),
+        so the scheduler's count is ``(num_blocks - 1) // blocks_per_request``: one fewer than
+        the printed figure at an exact multiple. Without the per-request blocks, the current
+        line's ``int(concurrency x max_model_len)`` tokens give the whole part of the unrounded
+        figure; otherwise the printed (2-decimal) figure's whole part.
+        """
+        if self.fits is False or not self.max_concurrency or self.max_concurrency <= 0:
+            return 0
+        if self.engine == "vllm" and self.num_blocks and self.blocks_per_request:
+            return max(0, (self.num_blocks - 1) // self.blocks_per_request)
+        if self.engine == "vllm" and self.kv_cache_tokens and self._tokens_from_concurrency():
+            return self.kv_cache_tokens // max(1, self.max_model_len)
+        return max(0, math.floor(self.max_concurrency + 1e-9))
+
+    def _tokens_from_concurrency(self) -> bool:
+        """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
+        merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
+        from kvlint.engines.versions import parse_version
+        from kvlint.engines.vllm.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
+
+        version = parse_version(self.version)
+        return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE

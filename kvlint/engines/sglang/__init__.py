@@ -1,0 +1,1 @@
+"""SGLang: everything kvlint knows of this engine, in one home."""

@@ -1,0 +1,63 @@
+"""SGLang: ``python -m sglang.launch_server`` / ``sglang serve`` and its flags."""
+
+from __future__ import annotations
+
+from kvlint.deploy.flags import EngineSpec
+from kvlint.deploy.flags import Setting
+from kvlint.deploy.interpret import Engine
+from kvlint.engines.sglang import flags as sglang_flags
+
+# sglang/srt/arg_groups/fields/model.py (0.5.23); older releases accepted fp8_e5m2/fp8_e4m3 only.
+KV_CACHE_DTYPES = (
+    "auto",
+    "fp8_e5m2",
+    "fp8_e4m3",
+    "mxfp8",
+    "bf16",
+    "bfloat16",
+    "nvfp4",
+    "fp4_mx_block16",
+    "fp4_e2m1",
+)
+
+SETTINGS = {
+    s.name: s
+    for s in (
+        Setting("model-path", "str", "model"),
+        Setting("served-model-name", "str", "served_model_name"),
+        Setting("dtype", "str", "dtype"),
+        Setting("quantization", "str", "quantization"),
+        Setting("kv-cache-dtype", "str", "kv_cache_dtype", KV_CACHE_DTYPES),
+        Setting("context-length", "human_int", "max_model_len"),
+        Setting("max-running-requests", "int", "max_num_seqs", minimum=1),
+        Setting("chunked-prefill-size", "int", "max_num_batched_tokens"),
+        Setting("mem-fraction-static", "fraction", "memory_fraction"),
+        Setting("tp-size", "int", "tensor_parallel_size", minimum=1),
+        Setting("pp-size", "int", "pipeline_parallel_size", minimum=1),
+        Setting("dp-size", "int", "data_parallel_size", minimum=1),
+        Setting("page-size", "int", "block_size", minimum=1),
+        Setting("disable-cuda-graph", "bool", "enforce_eager"),
+        Setting("speculative-draft-model-path", "str", "speculative_model"),
+        Setting("json-model-override-args", "json", "hf_overrides"),
+        Setting("max-total-tokens", "int"),
+        # sglang/srt/server_args.py: SWA tokens per full-attention token, in (0, 1].
+        Setting("swa-full-tokens-ratio", "fraction"),
+        Setting("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "bool", "allow_long_max_model_len"),
+    )
+}
+
+# SGLang's own docs and launch examples write `--tp 2` / `--dp 2`: argparse expands the prefix,
+# and the project treats them as the spellings, so they are not reported as abbreviations.
+ALIASES = {**sglang_flags.ALIASES, "--tp": "tp-size", "--dp": "dp-size"}
+
+SPEC = EngineSpec(
+    name="sglang",
+    settings=SETTINGS,
+    known=sglang_flags.KNOWN,
+    aliases=ALIASES,
+    env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
+    abbrev=True,  # argparse default: `--tp 2` is `--tp-size 2`
+    model_flag="model-path",
+)
+
+ENGINE = Engine(SPEC)

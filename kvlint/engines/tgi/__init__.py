@@ -1,0 +1,1 @@
+"""Hugging Face TGI: everything kvlint knows of this engine, in one home."""

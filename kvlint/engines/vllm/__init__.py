@@ -1,0 +1,1 @@
+"""vLLM: everything kvlint knows of this engine, in one home."""

@@ -1,0 +1,135 @@
+"""What vLLM does when a file is silent, keyed by version.
+
+Every figure cites the source it mirrors (``research/engines.md`` read vLLM 0.11.0 and 0.33.0,
+SGLang 0.5.23, llama.cpp 0c1e570 and TGI db931fcf). Where a default changed between releases
+the table says in which release, and how that was established.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.engines.versions import NEWEST
+from kvlint.engines.versions import parse_version
+from kvlint.gpus import GpuSpec
+from kvlint.units import GiB
+
+# vLLM PR #38284 ("[Startup][UX] Enable CUDAGraph memory profiling by default", merged
+# 2026-04, "slated for default enablement in v0.21") turned VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+# on and raised the default gpu_memory_utilization from 0.9 to 0.92 in the same change; the
+# engine's own log says "CUDA graph memory profiling is enabled (default since v0.21.0)".
+VLLM_CUDAGRAPH_PROFILING_SINCE = (0, 21)
+# The capacity log: tokens = int(concurrency x max_model_len) on one merged line ("GPU KV cache
+# size: N tokens, Maximum concurrency ..."), replacing num_blocks // groups x min block size
+# (vllm-project/vllm#40691 reports the old figure on 0.19.0; #38364 / #40694 change it). The
+# 0.19.0 logs of the calibration set print the old figure (gemma-3-27b: 36,560 = 2285 x 16);
+# the release that first printed the new one was not traced: kvlint places it at 0.21.
+VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 21)
+# The "≥160 GiB" batch tier (B200 / B300) is absent from 0.11.0 and present in 0.33.0.
+VLLM_LARGE_TIER_SINCE = (0, 21)
+# The 0.11 error text says "models's"; 0.33 says "model's" (engines.md 1d).
+VLLM_MODELS_TYPO_FIXED_SINCE = (0, 21)
+# The V1 engine's GPU-size batch defaults (engines.md 1h) exist in 0.10 and 0.11; before the
+# V1 engine became the default the API server used 2048 batched tokens / 256 sequences.
+VLLM_V1_DEFAULT_SINCE = (0, 10)
+# Llama 4's chunked-local layers and the hybrid KV cache manager (read in the wheels):
+# ChunkedLocalAttentionSpec first ships in 0.10.0, which windows them whenever the manager is
+# on (0.9.2 pages them as full attention); vllm-project/vllm#21761 (0.10.1) turns the manager
+# off for them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set, its default
+# "0" through 0.13.0; from 0.14.0 the default is "1" (#29627), so only an explicit 0 turns it off.
+VLLM_CHUNKED_LOCAL_SPEC_SINCE = (0, 10)
+VLLM_CHUNKED_LOCAL_OFF_SINCE = (0, 10, 1)
+VLLM_CHUNKED_LOCAL_ON_AGAIN_SINCE = (0, 14)
+CHUNKED_LOCAL_ENV = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
+
+
+def vllm_chunked_local_hybrid(version: tuple[int, ...], env: str | None) -> bool:
+    """Whether vLLM ``version`` windows chunked-local layers (the hybrid manager stays on for
+    them), given the environment's VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE."""
+    if version < VLLM_CHUNKED_LOCAL_SPEC_SINCE:
+        return False
+    if version < VLLM_CHUNKED_LOCAL_OFF_SINCE:
+        return True
+    default = "1" if version >= VLLM_CHUNKED_LOCAL_ON_AGAIN_SINCE else "0"
+    value = (env if env is not None else default).strip().lower()
+    return value in ("1", "true")
+
+
+@dataclass(frozen=True)
+class VllmDefaults:
+    """vLLM's defaults for one version on one GPU (the API server usage context)."""
+
+    version: tuple[int, ...]
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    block_size: int
+    cudagraph_profiling: bool  # the CUDA-graph estimate is charged against the KV budget
+    merged_capacity_line: bool  # 0.33-style capacity tokens and one log line
+    models_typo: bool  # the error says "models's"
+
+    @property
+    def line(self) -> str:
+        """``0.11`` or ``current``: which accounting applies."""
+        return "current" if self.cudagraph_profiling else "0.11"
+
+
+def vllm_version(text: str | None) -> tuple[tuple[int, ...], bool]:
+    """The version to size as, and whether it was defaulted to the newest known."""
+    parsed = parse_version(text)
+    if parsed is None:
+        newest = parse_version(NEWEST["vllm"])
+        assert newest is not None
+        return newest, True
+    return parsed, False
+
+
+def vllm_defaults(version: tuple[int, ...], gpu: GpuSpec | None) -> VllmDefaults:
+    """vLLM's defaults (``vllm/engine/arg_utils.py`` ``get_batch_defaults``,
+    ``vllm/config/cache.py``) for the API server on ``gpu``."""
+    current = version >= VLLM_CUDAGRAPH_PROFILING_SINCE
+    max_num_seqs, max_num_batched = vllm_batch_defaults(version, gpu)
+    return VllmDefaults(
+        version=version,
+        gpu_memory_utilization=0.92 if current else 0.9,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched,
+        block_size=16,
+        cudagraph_profiling=current,
+        merged_capacity_line=version >= VLLM_MERGED_CAPACITY_LINE_SINCE,
+        models_typo=version < VLLM_MODELS_TYPO_FIXED_SINCE,
+    )
+
+
+def vllm_batch_defaults(version: tuple[int, ...], gpu: GpuSpec | None) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) for ``vllm serve`` (engines.md 1h).
+
+    0.33: >= 160 GiB -> 1024 / 16384; >= 70 GiB and not A100 / GB10 -> 1024 / 8192; otherwise
+    256 / 2048. 0.11 lacks the first tier. Before the V1 engine: 256 / 2048.
+    """
+    if version < VLLM_V1_DEFAULT_SINCE or gpu is None:
+        return 256, 2048
+    total_gib = gpu.total_bytes / GiB
+    name = gpu.key.lower()
+    if version >= VLLM_LARGE_TIER_SINCE and total_gib >= 160:
+        return 1024, 16384
+    if total_gib >= 70 and "a100" not in name and "gb10" not in name:
+        return 1024, 8192
+    return 256, 2048
+
+
+def vllm_block_size(
+    spec_has_mla: bool, version: tuple[int, ...], gpu: GpuSpec | None = None
+) -> int:
+    """Default block size: 16 (``CacheConfig.DEFAULT_BLOCK_SIZE``). MLA backends pick their own
+    on CUDA (``vllm/platforms/cuda.py``): CUTLASS MLA's 128 on Blackwell data-centre parts
+    (compute capability 10.x), FlashMLA's 64 elsewhere."""
+    if not spec_has_mla:
+        return 16
+    if (
+        gpu is not None
+        and gpu.vendor == "nvidia"
+        and (gpu.compute_capability or "").startswith("10.")
+    ):
+        return 128
+    return 64

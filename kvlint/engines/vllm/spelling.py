@@ -1,0 +1,101 @@
+"""vLLM: ``vllm serve MODEL``, ``python -m vllm.entrypoints.openai.api_server``, config YAML."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.deploy.flags import EngineSpec
+from kvlint.deploy.flags import Setting
+from kvlint.deploy.interpret import Engine
+from kvlint.deploy.model import Deployment
+from kvlint.deploy.model import Sourced
+from kvlint.engines.vllm import flags as vllm_flags
+
+# vllm/config/cache.py CacheDType (research/engines.md 1f): 0.11.0's, and 0.33.0's superset.
+KV_CACHE_DTYPES_0_11 = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
+KV_CACHE_DTYPES = (
+    *KV_CACHE_DTYPES_0_11,
+    *("float16", "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc"),
+    *("turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3"),
+    *("octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head"),
+    *("fp8_per_token_head", "nvfp4", "nvfp4_4over6"),
+)
+
+SETTINGS = {
+    s.name: s
+    for s in (
+        Setting("model", "str", "model"),
+        Setting("served-model-name", "str", "served_model_name"),
+        Setting("dtype", "str", "dtype"),
+        Setting("quantization", "str", "quantization"),
+        Setting("kv-cache-dtype", "str", "kv_cache_dtype", KV_CACHE_DTYPES),
+        # max_model_len, max_num_batched_tokens and kv_cache_memory_bytes go through
+        # human_readable_int (vllm/engine/arg_utils.py): 32k, 1K, 25.6k; -1/auto for the first.
+        Setting("max-model-len", "max_model_len", "max_model_len"),
+        Setting("max-num-seqs", "int", "max_num_seqs", minimum=1),
+        Setting("max-num-batched-tokens", "human_int", "max_num_batched_tokens"),
+        Setting("gpu-memory-utilization", "fraction", "memory_fraction"),
+        Setting("kv-cache-memory-bytes", "human_int", "kv_cache_memory_bytes"),
+        Setting("num-gpu-blocks-override", "int", "num_gpu_blocks_override", minimum=1),
+        Setting("tensor-parallel-size", "int", "tensor_parallel_size", minimum=1),
+        Setting("pipeline-parallel-size", "int", "pipeline_parallel_size", minimum=1),
+        Setting("data-parallel-size", "int", "data_parallel_size", minimum=1),
+        Setting("block-size", "int", "block_size", minimum=1),
+        Setting("enforce-eager", "bool", "enforce_eager"),
+        Setting("disable-sliding-window", "bool", "disable_sliding_window"),
+        Setting("disable-hybrid-kv-cache-manager", "bool", "disable_hybrid_kv_cache_manager"),
+        Setting("speculative-model", "str", "speculative_model"),
+        Setting("speculative-config", "json", "speculative_model"),
+        Setting("hf-overrides", "json", "hf_overrides"),
+        Setting("rope-scaling", "json", "rope_scaling"),
+        Setting("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "bool", "allow_long_max_model_len"),
+    )
+}
+
+
+def _speculative(dep: Deployment, name: str, value: Sourced[Any]) -> None:
+    config = value.value
+    if isinstance(config, dict) and isinstance(config.get("model"), str):
+        dep.speculative_model = Sourced(config["model"], value.span, value.raw)
+
+
+def _hf_overrides(dep: Deployment, name: str, value: Sourced[Any]) -> None:
+    if not isinstance(value.value, dict):
+        return
+    dep.hf_overrides = value
+    rope = value.value.get("rope_scaling") or value.value.get("rope_parameters")
+    if isinstance(rope, dict):
+        dep.rope_scaling = Sourced(rope, value.span, value.raw)
+
+
+def _served_name(dep: Deployment, name: str, value: Sourced[Any]) -> None:
+    # nargs="+": the first name is the one the API reports.
+    first = str(value.value).split()[0] if str(value.value).split() else str(value.value)
+    dep.served_model_name = Sourced(first, value.span, value.raw)
+
+
+SPEC = EngineSpec(
+    name="vllm",
+    settings=SETTINGS,
+    known=vllm_flags.KNOWN,
+    aliases=vllm_flags.ALIASES,
+    env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
+    underscores=True,
+    negatable=True,
+    abbrev=True,
+    releases_read=vllm_flags.RELEASES_READ,
+    first_seen=vllm_flags.FIRST_SEEN,
+    last_seen=vllm_flags.LAST_SEEN,
+)
+
+ENGINE = Engine(
+    SPEC,
+    hooks={
+        "speculative-config": _speculative,
+        "hf-overrides": _hf_overrides,
+        "served-model-name": _served_name,
+    },
+    # llm-d images and KServe's LLMInferenceService pass extra flags in this variable.
+    args_env=("VLLM_ADDITIONAL_ARGS",),
+    positional_model=True,
+)

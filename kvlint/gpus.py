@@ -1,0 +1,704 @@
+"""The GPU catalog: total memory as the CUDA runtime reports it, and the names people write."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kvlint.units import GiB
+from kvlint.units import MiB
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU model. ``total_bytes`` is what ``torch.cuda.mem_get_info()[1]`` reports: the figure
+    engines multiply by their memory fraction (not the marketing GB)."""
+
+    key: str  # canonical name: "H100-SXM-80GB"
+    display: str  # "NVIDIA H100 80GB HBM3"
+    total_bytes: int
+    vendor: str = "nvidia"  # nvidia, amd, apple, google
+    compute_capability: str | None = None  # "9.0"; fp8 caches need >= 8.9 on NVIDIA
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+    # "dedicated" (device memory), "unified" (shared with the host: Apple, GB10, Jetson) or
+    # "tpu" (recognised, but TPU memory is out of scope for kvlint's GPU arithmetic).
+    memory_kind: str = "dedicated"
+
+    @property
+    def out_of_scope(self) -> bool:
+        return self.memory_kind == "tpu"
+
+    @property
+    def supports_fp8(self) -> bool | None:
+        """Native fp8 (Ada, Hopper, Blackwell; MI300 on AMD). None when not known."""
+        if self.vendor == "amd":
+            return self.key.startswith(("MI300", "MI325", "MI355"))
+        if self.compute_capability is None:
+            return None
+        major, minor = (int(part) for part in self.compute_capability.split("."))
+        return (major, minor) >= (8, 9)
+
+
+# Sources. "gpus.md" is /work/shared/research/gpus.md (each figure there is quoted with its
+# origin); "(derived)" marks a figure computed from a sourced one, with the rule used.
+_SMI_GAP = "derived: the nvidia-smi total minus the ~0.5 GiB smi/CUDA gap measured on H100/H200"
+
+
+def _mib(value: int) -> int:
+    return value * MiB
+
+
+def _gib(value: float) -> int:
+    return round(value * GiB)
+
+
+_CATALOG: tuple[GpuSpec, ...] = (
+    # --- NVIDIA Hopper / Blackwell data-centre parts ---
+    GpuSpec(
+        "H100-SXM-80GB",
+        "NVIDIA H100 80GB HBM3",
+        _mib(81090),
+        compute_capability="9.0",
+        aliases=(
+            "h100",
+            "h100-80gb",
+            "h100-sxm",
+            "h100-sxm5",
+            "h100-sxm-80gb",
+            "h100-sxm5-80gb",
+            "h100-80gb-hbm3",
+            "h100-mega-80gb",
+            "h100-mega",
+        ),
+        source="torch total_memory=81090MB for 'NVIDIA H100 80GB HBM3' (gpus.md); vLLM 0.19 logs "
+        "print total_memory=79.19GiB (llm-d-planner accuracy logs)",
+    ),
+    GpuSpec(
+        "H100-PCIe-80GB",
+        "NVIDIA H100 PCIe",
+        _mib(81008),
+        compute_capability="9.0",
+        aliases=("h100-pcie", "h100-pcie-80gb", "h100-80gb-pcie"),
+        source="torch total_memory=81008MB for 'NVIDIA H100 PCIe' (gpus.md)",
+    ),
+    GpuSpec(
+        "H100-NVL-94GB",
+        "NVIDIA H100 NVL",
+        _mib(95830 - 469),
+        compute_capability="9.0",
+        aliases=("h100-nvl", "h100-nvl-94gb", "h100-94gb", "h100-96gb-nvl"),
+        source=f"nvidia-smi 95830 MiB (gpus.md); {_SMI_GAP} (469 MiB on H100 SXM)",
+    ),
+    GpuSpec(
+        "H200-141GB",
+        "NVIDIA H200",
+        _mib(143156),
+        compute_capability="9.0",
+        aliases=("h200", "h200-141gb", "h200-sxm", "h200-sxm5", "h200-sxm5-141gb"),
+        source="torch total_memory=143156MB for 'NVIDIA H200'; OOM lines 139.80 GiB (gpus.md)",
+    ),
+    GpuSpec(
+        "H200-NVL-141GB",
+        "NVIDIA H200 NVL",
+        _mib(143156),
+        compute_capability="9.0",
+        aliases=("h200-nvl", "h200-nvl-141gb"),
+        source="derived: nvidia-smi 143771 MiB, the same as H200 SXM, so the H200's CUDA total "
+        "(gpus.md)",
+    ),
+    GpuSpec(
+        "H20-96GB",
+        "NVIDIA H20",
+        _mib(97285),
+        compute_capability="9.0",
+        aliases=("h20", "h20-96gb"),
+        source="torch total_memory=97285MB for 'NVIDIA H20' (gpus.md)",
+    ),
+    GpuSpec(
+        "GH200-96GB",
+        "NVIDIA GH200 480GB",
+        _mib(97285),
+        compute_capability="9.0",
+        aliases=("gh200", "gh200-96gb", "gh200-480gb", "gh200-120gb", "gh200-superchip"),
+        source="derived: nvidia-smi 97871 MiB, the same as H20, so H20's CUDA total 97285 MiB "
+        "(gpus.md); the GPU's HBM only, not the Grace LPDDR",
+    ),
+    GpuSpec(
+        "B200-180GB",
+        "NVIDIA B200",
+        _mib(182631),
+        compute_capability="10.0",
+        aliases=("b200", "b200-180gb", "b200-192gb", "hgx-b200", "dgx-b200"),
+        source="torch total_memory=182631MB / 182642MB for 'NVIDIA B200' (the lower kept); OOM "
+        "178.35 GiB (gpus.md)",
+    ),
+    GpuSpec(
+        "B300-288GB",
+        "NVIDIA B300",
+        _mib(182631 * 3 // 2),
+        compute_capability="10.3",
+        aliases=("b300", "b300-288gb", "b300-sxm6", "hgx-b300", "dgx-b300", "blackwell-ultra"),
+        source="derived: not found in any source; B200's CUDA total x 1.5 (288 GB vs 192 GB of "
+        "HBM3e, same stack reserve)",
+    ),
+    GpuSpec(
+        "GB200-186GB",
+        "NVIDIA GB200",
+        _mib(182631),
+        compute_capability="10.0",
+        aliases=("gb200", "gb200-nvl72", "gb200-nvl4", "gb200-186gb"),
+        source="derived: not found in any source; taken as B200's CUDA total (same Blackwell die "
+        "and HBM3e stacks)",
+    ),
+    GpuSpec(
+        "GB300-288GB",
+        "NVIDIA GB300",
+        _mib(182631 * 3 // 2),
+        compute_capability="10.3",
+        aliases=("gb300", "gb300-nvl72"),
+        source="derived: not found in any source; taken as B300's figure",
+    ),
+    # --- NVIDIA Ampere / Ada / Turing / Volta data-centre parts ---
+    GpuSpec(
+        "A100-SXM-80GB",
+        "NVIDIA A100-SXM4-80GB",
+        _mib(81162),
+        compute_capability="8.0",
+        aliases=(
+            "a100-80gb",
+            "a100-sxm4-80gb",
+            "a100-sxm-80gb",
+            "a100-80g",
+            "a100-sxm4",
+            "pg509-210",
+            "a100-80",
+        ),
+        source="derived: 79.26 GiB from the gpu_memory_utilization 0.25/0.5 sweep of "
+        "dennislee22/vLLM-benchmarking (A100 80GB, vLLM 0.10.1.1: (24.83-5.01)/0.25 and "
+        "(31.83-12.02)/0.25 GiB); vLLM lines naming no GPU print 79.15 GiB (gpus.md)",
+    ),
+    GpuSpec(
+        "A100-PCIe-80GB",
+        "NVIDIA A100 80GB PCIe",
+        _mib(81162),
+        compute_capability="8.0",
+        aliases=("a100-80gb-pcie", "a100-pcie-80gb"),
+        source="derived: nvidia-smi 81920 MiB, as the SXM4 80GB, so the same CUDA total (gpus.md)",
+    ),
+    GpuSpec(
+        "A100-SXM-40GB",
+        "NVIDIA A100-SXM4-40GB",
+        _mib(40339),
+        compute_capability="8.0",
+        aliases=(
+            "a100",
+            "a100-40gb",
+            "a100-sxm4-40gb",
+            "a100-sxm-40gb",
+            "a100-40g",
+            "tesla-a100",
+            "a100-40",
+        ),
+        source="deviceQuery 40339 MBytes (42298834944 bytes), bottlerocket-os/bottlerocket#3873; "
+        "older drivers 40536 MiB (gpus.md)",
+    ),
+    GpuSpec(
+        "A100-PCIe-40GB",
+        "NVIDIA A100-PCIE-40GB",
+        _mib(40339),
+        compute_capability="8.0",
+        aliases=("a100-pcie", "a100-pcie-40gb", "a100-40gb-pcie"),
+        source="derived: nvidia-smi 40960/40536 MiB, as the SXM4 40GB (gpus.md)",
+    ),
+    GpuSpec(
+        "A10G-24GB",
+        "NVIDIA A10G",
+        _mib(22587),
+        compute_capability="8.6",
+        aliases=("a10g", "a10g-24gb"),
+        source="torch total_memory=22587MB (newer driver; 22723MB on older) for 'NVIDIA A10G' "
+        "(gpus.md)",
+    ),
+    GpuSpec(
+        "A10-24GB",
+        "NVIDIA A10",
+        _mib(22516),
+        compute_capability="8.6",
+        aliases=("a10", "a10-24gb"),
+        source="deviceQuery 22516 MBytes (23609475072 bytes) for 'NVIDIA A10' (gpus.md)",
+    ),
+    GpuSpec(
+        "L4-24GB",
+        "NVIDIA L4",
+        _mib(22518),
+        compute_capability="8.9",
+        aliases=("l4", "l4-24gb"),
+        source="deviceQuery 22518 MBytes (23612293120 bytes) for 'NVIDIA L4' (gpus.md)",
+    ),
+    GpuSpec(
+        "L40S-48GB",
+        "NVIDIA L40S",
+        _mib(45589),
+        compute_capability="8.9",
+        aliases=("l40s", "l40s-48gb"),
+        source="torch total_memory=45589MB for 'NVIDIA L40S'; OOM 44.53 GiB (gpus.md)",
+    ),
+    GpuSpec(
+        "L40-48GB",
+        "NVIDIA L40",
+        _gib(44.40),
+        compute_capability="8.9",
+        aliases=("l40", "l40-48gb"),
+        source="OOM 'total capacity of 44.40 GiB' on a single L40, QwenLM/Qwen3-VL#2097 (gpus.md)",
+    ),
+    GpuSpec(
+        "T4-16GB",
+        "Tesla T4",
+        _mib(15079),
+        compute_capability="7.5",
+        aliases=("t4", "tesla-t4", "t4-16gb"),
+        source="torch total_memory 15079-15109MB for 'Tesla T4' (the lowest kept; gpus.md)",
+    ),
+    GpuSpec(
+        "V100-16GB",
+        "Tesla V100-SXM2-16GB",
+        _mib(16130),
+        compute_capability="7.0",
+        aliases=("v100", "tesla-v100", "v100-16gb", "v100-sxm2-16gb", "v100-pcie-16gb"),
+        source="torch total_memory 16130-16160MB for 'Tesla V100-SXM2-16GB' (lowest kept; gpus.md)",
+    ),
+    GpuSpec(
+        "V100-32GB",
+        "Tesla V100-SXM2-32GB",
+        _mib(16130 * 2),
+        compute_capability="7.0",
+        aliases=("v100-32gb", "v100-sxm2-32gb", "v100-pcie-32gb", "v100s", "v100s-32gb"),
+        source="derived: not found; twice the V100-16GB CUDA total",
+    ),
+    # --- NVIDIA workstation and consumer cards ---
+    GpuSpec(
+        "RTX-3090-24GB",
+        "NVIDIA GeForce RTX 3090",
+        _mib(24259),
+        compute_capability="8.6",
+        aliases=("rtx-3090", "3090", "rtx3090", "rtx-3090-ti", "3090-ti", "rtx3090ti"),
+        source="torch total_memory=24259MB for 'NVIDIA GeForce RTX 3090' (Linux, 3 files; gpus.md)",
+    ),
+    GpuSpec(
+        "RTX-4090-24GB",
+        "NVIDIA GeForce RTX 4090",
+        _mib(24563),
+        compute_capability="8.9",
+        aliases=("rtx-4090", "4090", "rtx4090", "rtx-4090-24gb"),
+        source="torch total_memory=24563MB for 'NVIDIA GeForce RTX 4090' (one printout, OS not "
+        "stated; gpus.md)",
+    ),
+    GpuSpec(
+        "RTX-5090-32GB",
+        "NVIDIA GeForce RTX 5090",
+        _mib(32089),
+        compute_capability="12.0",
+        aliases=("rtx-5090", "5090", "rtx5090", "rtx-5090-32gb"),
+        source="torch total 32089 MiB ('total capacity of 31.34 GiB') for the RTX 5090 (gpus.md)",
+    ),
+    GpuSpec(
+        "RTX-4070-12GB",
+        "NVIDIA GeForce RTX 4070",
+        _mib(12282 - 300),
+        compute_capability="8.9",
+        aliases=(
+            "rtx-4070",
+            "4070",
+            "rtx4070",
+            "rtx-4070-12gb",
+            "rtx4070-12gb",
+            "4070-12gb",
+            "rtx-4070-super",
+            "rtx-4070-ti",
+        ),
+        source="derived: not found; 12 GB card (nvidia-smi 12282 MiB) minus the ~0.3 GiB "
+        "smi/CUDA gap of the 24 GB consumer cards",
+    ),
+    GpuSpec(
+        "RTX-4070-8GB",
+        "NVIDIA GeForce RTX 4070 Laptop GPU",
+        _mib(8188 - 300),
+        compute_capability="8.9",
+        aliases=(
+            "rtx-4070-8gb",
+            "rtx4070-8gb",
+            "4070-8gb",
+            "rtx-4070-laptop",
+            "rtx-4070-laptop-gpu",
+            "rtx-4070-mobile",
+        ),
+        source="derived: not found; 8 GB laptop part (nvidia-smi 8188 MiB) minus the ~0.3 GiB "
+        "smi/CUDA gap",
+    ),
+    GpuSpec(
+        "RTX-4060-8GB",
+        "NVIDIA GeForce RTX 4060",
+        _gib(8.00),
+        compute_capability="8.9",
+        aliases=("rtx-4060", "4060", "rtx4060", "rtx-4060-8gb"),
+        source="vLLM V0 log 'total_gpu_memory (8.00GiB)' on an RTX 4060, vllm-project/vllm#13882",
+    ),
+    GpuSpec(
+        "RTX-2060-12GB",
+        "NVIDIA GeForce RTX 2060 12GB",
+        _gib(12.00),
+        compute_capability="7.5",
+        aliases=("rtx-2060-12gb", "rtx-2060", "2060", "rtx2060"),
+        source="vLLM V0 log 'total_gpu_memory (12.00GiB)', Q07K/langgraph-mcp-example README",
+    ),
+    GpuSpec(
+        "RTX-A6000-48GB",
+        "NVIDIA RTX A6000",
+        _mib(48676),
+        compute_capability="8.6",
+        aliases=("rtx-a6000", "a6000", "rtxa6000"),
+        source="torch total_memory=48676MB for 'NVIDIA RTX A6000' (gpus.md)",
+    ),
+    GpuSpec(
+        "RTX-6000-Ada-48GB",
+        "NVIDIA RTX 6000 Ada Generation",
+        _mib(48676),
+        compute_capability="8.9",
+        aliases=("rtx-6000-ada", "rtx-6000-ada-generation", "6000-ada", "rtx6000-ada"),
+        source="derived: not found; taken as the RTX A6000's figure (same 48 GB GDDR6)",
+    ),
+    GpuSpec(
+        "RTX-PRO-6000-96GB",
+        "NVIDIA RTX PRO 6000 Blackwell",
+        _gib(94.97),
+        compute_capability="12.0",
+        aliases=(
+            "rtx-pro-6000",
+            "rtx-pro-6000-blackwell",
+            "rtx-pro-6000-blackwell-server-edition",
+            "rtx-pro-6000-blackwell-workstation-edition",
+            "pro-6000",
+        ),
+        source="weak: OOM 94.97 GiB in unnamed '96GB' logs; torch printout '102.0 GB' decimal "
+        "(gpus.md)",
+    ),
+    # --- unified memory ---
+    GpuSpec(
+        "GB10-128GB",
+        "NVIDIA GB10 (DGX Spark)",
+        _gib(119.61),
+        compute_capability="12.1",
+        aliases=("gb10", "dgx-spark", "spark", "gx10", "ascent-gx10"),
+        source="OOM 'total capacity of 119.61 GiB' (ASUS GX10) / 119.70 GiB (GB10); varies by "
+        "boot; the lowest kept (gpus.md)",
+        memory_kind="unified",
+    ),
+    GpuSpec(
+        "Jetson-AGX-Orin-32GB",
+        "Orin",
+        _mib(30622),
+        compute_capability="8.7",
+        aliases=("jetson-agx-orin", "agx-orin", "orin", "jetson-orin"),
+        source="torch total_memory=30622MB for 'Orin' (one YOLO log; gpus.md)",
+        memory_kind="unified",
+    ),
+    # --- AMD Instinct (HIP totals from OOM lines) ---
+    GpuSpec(
+        "MI300X-192GB",
+        "AMD Instinct MI300X",
+        _gib(191.98),
+        vendor="amd",
+        aliases=("mi300x", "mi300", "instinct-mi300x", "mi300x-192gb", "mi308x"),
+        source="HIP OOM 'total capacity of 191.98 GiB' on MI300X (gpus.md)",
+    ),
+    GpuSpec(
+        "MI325X-256GB",
+        "AMD Instinct MI325X",
+        _gib(255.98),
+        vendor="amd",
+        aliases=("mi325x", "mi325", "mi325x-256gb"),
+        source="HIP OOM 'total capacity of 255.98 GiB' (card identified by capacity; gpus.md)",
+    ),
+    GpuSpec(
+        "MI355X-288GB",
+        "AMD Instinct MI355X",
+        _gib(287.98),
+        vendor="amd",
+        aliases=("mi355x", "mi355", "mi350x"),
+        source="HIP OOM 'total capacity of 287.98 GiB' on gfx950, ROCm/TheRock#2118 (gpus.md)",
+    ),
+    GpuSpec(
+        "MI250X-64GB",
+        "AMD Instinct MI250X (one GCD)",
+        _gib(63.98),
+        vendor="amd",
+        aliases=("mi250x", "mi250", "mi210", "instinct-mi250x", "instinct-mi250"),
+        source="weak: HIP OOM 'total capacity of 63.98 GiB' (card not named); each MI250(X) GCD "
+        "is one 64 GB device (gpus.md)",
+    ),
+    # --- Google TPUs: recognised, out of scope ---
+    GpuSpec(
+        "TPU-v5e",
+        "Google TPU v5e",
+        16 * GiB,
+        vendor="google",
+        aliases=("tpu-v5e", "v5e", "tpu-v5-lite", "tpu-v5-lite-podslice", "tpu-v5-lite-device"),
+        source="16 GiB HBM per chip (Cloud TPU documentation); TPU memory is out of scope",
+        memory_kind="tpu",
+    ),
+    GpuSpec(
+        "TPU-v5p",
+        "Google TPU v5p",
+        95 * GiB,
+        vendor="google",
+        aliases=("tpu-v5p", "v5p", "tpu-v5p-slice"),
+        source="95 GiB HBM per chip (Cloud TPU documentation); TPU memory is out of scope",
+        memory_kind="tpu",
+    ),
+    GpuSpec(
+        "TPU-v6e",
+        "Google TPU v6e (Trillium)",
+        32 * GiB,
+        vendor="google",
+        aliases=("tpu-v6e", "v6e", "trillium", "tpu-v6e-slice"),
+        source="32 GiB HBM per chip (Cloud TPU documentation); TPU memory is out of scope",
+        memory_kind="tpu",
+    ),
+    GpuSpec(
+        "TPU-v4",
+        "Google TPU v4",
+        32 * GiB,
+        vendor="google",
+        aliases=("tpu-v4", "v4", "tpu-v4-podslice"),
+        source="32 GiB HBM per chip (Cloud TPU documentation); TPU memory is out of scope",
+        memory_kind="tpu",
+    ),
+)
+
+# Cloud instance types: (GPU key, GPUs per instance). AWS, GCP and Azure names as their APIs
+# write them; the families are general knowledge (gpus.md "Names used in Kubernetes and clouds").
+_SINGLE = ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge")  # one-GPU sizes
+_INSTANCES: dict[str, tuple[str, int]] = {
+    # AWS
+    **{f"g4dn.{s}": ("T4-16GB", 1) for s in _SINGLE},
+    "g4dn.12xlarge": ("T4-16GB", 4),
+    "g4dn.metal": ("T4-16GB", 8),
+    **{f"g5.{s}": ("A10G-24GB", 1) for s in _SINGLE},
+    "g5.12xlarge": ("A10G-24GB", 4),
+    "g5.24xlarge": ("A10G-24GB", 4),
+    "g5.48xlarge": ("A10G-24GB", 8),
+    **{f"g6.{s}": ("L4-24GB", 1) for s in _SINGLE},
+    "g6.12xlarge": ("L4-24GB", 4),
+    "g6.24xlarge": ("L4-24GB", 4),
+    "g6.48xlarge": ("L4-24GB", 8),
+    **{f"g6e.{s}": ("L40S-48GB", 1) for s in _SINGLE},
+    "g6e.12xlarge": ("L40S-48GB", 4),
+    "g6e.24xlarge": ("L40S-48GB", 4),
+    "g6e.48xlarge": ("L40S-48GB", 8),
+    "p3.2xlarge": ("V100-16GB", 1),
+    "p3.8xlarge": ("V100-16GB", 4),
+    "p3.16xlarge": ("V100-16GB", 8),
+    "p3dn.24xlarge": ("V100-32GB", 8),
+    "p4d.24xlarge": ("A100-SXM-40GB", 8),
+    "p4de.24xlarge": ("A100-SXM-80GB", 8),
+    "p5.4xlarge": ("H100-SXM-80GB", 1),
+    "p5.48xlarge": ("H100-SXM-80GB", 8),
+    "p5e.48xlarge": ("H200-141GB", 8),
+    "p5en.48xlarge": ("H200-141GB", 8),
+    "p6-b200.48xlarge": ("B200-180GB", 8),
+    "p6-b300.48xlarge": ("B300-288GB", 8),
+    "p6e-gb200.36xlarge": ("GB200-186GB", 4),
+    # GCP machine types
+    "a2-highgpu-1g": ("A100-SXM-40GB", 1),
+    "a2-highgpu-2g": ("A100-SXM-40GB", 2),
+    "a2-highgpu-4g": ("A100-SXM-40GB", 4),
+    "a2-highgpu-8g": ("A100-SXM-40GB", 8),
+    "a2-megagpu-16g": ("A100-SXM-40GB", 16),
+    "a2-ultragpu-1g": ("A100-SXM-80GB", 1),
+    "a2-ultragpu-2g": ("A100-SXM-80GB", 2),
+    "a2-ultragpu-4g": ("A100-SXM-80GB", 4),
+    "a2-ultragpu-8g": ("A100-SXM-80GB", 8),
+    "a3-highgpu-1g": ("H100-SXM-80GB", 1),
+    "a3-highgpu-2g": ("H100-SXM-80GB", 2),
+    "a3-highgpu-4g": ("H100-SXM-80GB", 4),
+    "a3-highgpu-8g": ("H100-SXM-80GB", 8),
+    "a3-megagpu-8g": ("H100-SXM-80GB", 8),
+    "a3-edgegpu-8g": ("H100-SXM-80GB", 8),
+    "a3-ultragpu-8g": ("H200-141GB", 8),
+    "a4-highgpu-8g": ("B200-180GB", 8),
+    "a4x-highgpu-4g": ("GB200-186GB", 4),
+    "g2-standard-4": ("L4-24GB", 1),
+    "g2-standard-8": ("L4-24GB", 1),
+    "g2-standard-12": ("L4-24GB", 1),
+    "g2-standard-16": ("L4-24GB", 1),
+    "g2-standard-32": ("L4-24GB", 1),
+    "g2-standard-24": ("L4-24GB", 2),
+    "g2-standard-48": ("L4-24GB", 4),
+    "g2-standard-96": ("L4-24GB", 8),
+    # Azure VM sizes
+    "standard_nd96asr_v4": ("A100-SXM-40GB", 8),
+    "standard_nd96asr_a100_v4": ("A100-SXM-40GB", 8),
+    "standard_nd96amsr_a100_v4": ("A100-SXM-80GB", 8),
+    "standard_nc24ads_a100_v4": ("A100-PCIe-80GB", 1),
+    "standard_nc48ads_a100_v4": ("A100-PCIe-80GB", 2),
+    "standard_nc96ads_a100_v4": ("A100-PCIe-80GB", 4),
+    "standard_nd96isr_h100_v5": ("H100-SXM-80GB", 8),
+    "standard_nd96isr_h200_v5": ("H200-141GB", 8),
+    "standard_nc40ads_h100_v5": ("H100-NVL-94GB", 1),
+    "standard_nc80adis_h100_v5": ("H100-NVL-94GB", 2),
+    "standard_nd96isr_mi300x_v5": ("MI300X-192GB", 8),
+    "standard_nc4as_t4_v3": ("T4-16GB", 1),
+    "standard_nc8as_t4_v3": ("T4-16GB", 1),
+    "standard_nc16as_t4_v3": ("T4-16GB", 1),
+    "standard_nc64as_t4_v3": ("T4-16GB", 4),
+    "standard_nc6s_v3": ("V100-16GB", 1),
+    "standard_nc12s_v3": ("V100-16GB", 2),
+    "standard_nc24s_v3": ("V100-16GB", 4),
+    "standard_nc24rs_v3": ("V100-16GB", 4),
+    "standard_nd40rs_v2": ("V100-32GB", 8),
+    "standard_nv36ads_a10_v5": ("A10-24GB", 1),
+    "standard_nv72ads_a10_v5": ("A10-24GB", 2),
+}
+
+# Words that only say who makes the card or which product line it belongs to.
+_NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "radeon", "google", "gpu")
+
+# Apple silicon: the smallest unified-memory configuration of each chip, used when the name
+# gives no size (a conservative choice; `M3 Ultra 512GB` names its own).
+_APPLE_MIN_GB = {
+    "m1": 8,
+    "m1-pro": 16,
+    "m1-max": 32,
+    "m1-ultra": 64,
+    "m2": 8,
+    "m2-pro": 16,
+    "m2-max": 32,
+    "m2-ultra": 64,
+    "m3": 8,
+    "m3-pro": 18,
+    "m3-max": 36,
+    "m3-ultra": 96,
+    "m4": 16,
+    "m4-pro": 24,
+    "m4-max": 36,
+    "m5": 16,
+}
+_APPLE_RE = re.compile(r"^(?:apple-)?(m[1-5](?:-(?:pro|max|ultra))?)(?:-(\d+)(?:gb?)?)?$")
+
+
+def normalise_gpu_name(name: str) -> str:
+    """Lower case, one ``-`` between alphanumeric runs, vendor words dropped:
+    ``NVIDIA-H100-80GB-HBM3`` and ``nvidia h100 80gb hbm3`` both become ``h100-80gb-hbm3``."""
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    while words and words[0] in _NOISE_PREFIXES:
+        words = words[1:]
+    # "rtx4090" and "rtx-4090" alike; a trailing "gpu" says nothing.
+    if words and words[-1] == "gpu" and len(words) > 1:
+        words = words[:-1]
+    return "-".join(words)
+
+
+def _build_index() -> dict[str, GpuSpec]:
+    index: dict[str, GpuSpec] = {}
+    for gpu in _CATALOG:
+        for alias in (gpu.key, gpu.display, *gpu.aliases):
+            index.setdefault(normalise_gpu_name(alias), gpu)
+    return index
+
+
+_BY_KEY = {gpu.key: gpu for gpu in _CATALOG}
+_INDEX = _build_index()
+_INSTANCE_INDEX = {normalise_gpu_name(k): v for k, v in _INSTANCES.items()}
+
+
+def lookup_gpu(name: str) -> GpuSpec | None:
+    """The catalog entry for a GPU as people write it, or None when the name is unknown.
+
+    Accepts marketing names (``H100-80GB``), driver names (``NVIDIA-H100-80GB-HBM3``, the
+    ``nvidia.com/gpu.product`` label), GKE accelerators (``nvidia-tesla-a100``), Karpenter
+    GPU names (``h100``), cloud instance types (``p5.48xlarge``, ``a3-highgpu-8g``,
+    ``Standard_ND96asr_v4``) and Apple chips (``M3 Ultra 96GB``).
+    """
+    key = normalise_gpu_name(name)
+    if not key:
+        return None
+    if key in _INDEX:
+        return _INDEX[key]
+    if key in _INSTANCE_INDEX:
+        return _BY_KEY[_INSTANCE_INDEX[key][0]]
+    apple = _apple(key)
+    if apple is not None:
+        return apple
+    # "NVIDIA-H100-80GB-HBM3-MIG-..." style suffixes and memory sizes the alias list lacks:
+    # drop trailing words one at a time ("h100-sxm5-80gb-hbm3" -> "h100-sxm5-80gb" -> ...).
+    words = key.split("-")
+    for end in range(len(words) - 1, 0, -1):
+        candidate = "-".join(words[:end])
+        if candidate in _INDEX and not _conflicting_size(words[end:], _INDEX[candidate]):
+            return _INDEX[candidate]
+    return _within(words)
+
+
+def _within(words: list[str]) -> GpuSpec | None:
+    """A known name inside free text (``AWS g5.48xlarge (8x NVIDIA A10G 24GB)``): the longest
+    run of words that names an instance type or a GPU, and holds a digit (every GPU name does),
+    so that words such as ``single`` or ``with`` never match."""
+    for length in range(len(words) - 1, 0, -1):
+        for start in range(len(words) - length + 1):
+            run = words[start : start + length]
+            candidate = "-".join(run)
+            if not any(ch.isdigit() for ch in candidate):
+                continue
+            if candidate in _INSTANCE_INDEX:
+                return _BY_KEY[_INSTANCE_INDEX[candidate][0]]
+            rest = words[:start] + words[start + length :]
+            if candidate in _INDEX and not _conflicting_size(rest, _INDEX[candidate]):
+                return _INDEX[candidate]
+    return None
+
+
+def _conflicting_size(dropped: list[str], gpu: GpuSpec) -> bool:
+    """True when a dropped word states a memory size that the entry does not have."""
+    for word in dropped:
+        match = re.fullmatch(r"(\d+)gb?", word)
+        if match and match.group(1) not in gpu.key.lower():
+            return True
+    return False
+
+
+def _apple(key: str) -> GpuSpec | None:
+    match = _APPLE_RE.match(key)
+    if match is None:
+        return None
+    chip, size = match.group(1), match.group(2)
+    if chip not in _APPLE_MIN_GB:
+        return None
+    gb = int(size) if size else _APPLE_MIN_GB[chip]
+    label = chip.replace("-", " ").title().replace("M", "M", 1)
+    source = "the configured unified memory (Apple's GB are GiB)"
+    if not size:
+        source = f"no size in the name: the smallest {label} configuration ({gb} GB)"
+    return GpuSpec(
+        f"Apple-{chip.upper()}-{gb}GB",
+        f"Apple {label} {gb}GB",
+        gb * GiB,
+        vendor="apple",
+        source=source + "; Metal lets a process wire about 75% of it by default",
+        memory_kind="unified",
+    )
+
+
+def instance_gpu_count(name: str) -> int | None:
+    """GPUs per instance for a cloud instance type (``p5.48xlarge`` -> 8), else None."""
+    entry = _INSTANCE_INDEX.get(normalise_gpu_name(name))
+    return entry[1] if entry else None
+
+
+def known_gpu_names() -> list[str]:
+    """The canonical catalog names, for the unknown-GPU finding."""
+    return [gpu.key for gpu in _CATALOG] + ["Apple-M<n>[-Pro|-Max|-Ultra]-<GB>"]
+
+
+def catalog() -> tuple[GpuSpec, ...]:
+    return _CATALOG
