@@ -79,7 +79,8 @@ class Config:
     )
 
 
-SCHEMA_ID = "https://kvlint.dev/schemas/config.schema.json"
+# Where the schema is published: the file in the repository, as SchemaStore's catalog fetches it.
+SCHEMA_ID = "https://raw.githubusercontent.com/kvcache-lint/kvlint/main/schemas/config.schema.json"
 
 
 def config_schema() -> dict[str, Any]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from kvlint import rule_anchor
 from kvlint.rule import FixAvailability
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def rules_markdown(registry: Registry) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for code, name, severity, engines, fixable, summary in rules_table(registry):
-        cells = [f"[{code}](#{code.lower()}-{name})", f"`{name}`", severity, engines, fixable]
+        cells = [f"[{code}](#{rule_anchor(code, name)})", f"`{name}`", severity, engines, fixable]
         cells.append(summary.replace("|", "\\|"))
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from dataclasses import is_dataclass
 from typing import Any
 from typing import NamedTuple
 
+from kvlint import DISTRIBUTION
 from kvlint.entry_points import entry_points
 from kvlint.finding import Severity
 from kvlint.linter import PluginError
@@ -21,7 +22,9 @@ from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
 
 GROUP = "kvlint.rules"
-BUILTIN_PACKAGE = "kvlint"  # the distribution allowed to use the reserved `KV` prefix
+# The distribution allowed to use the reserved `KV` prefix, normalised (PEP 503) as names are
+# compared: METADATA may say `kvcache-lint`, a folder `kvcache_lint`.
+BUILTIN_PACKAGE = DISTRIBUTION
 CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the same way
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
@@ -68,10 +71,15 @@ def entry_point_sources() -> list[Source]:
         sources = [Source(ep.package, f"{ep.name} = {ep.value}", ep.load) for ep in found]
     else:
         sources = _metadata_sources()
-    if not any(s.package == BUILTIN_PACKAGE for s in sources):
+    if not any(is_builtin(s.package) for s in sources):
         # Running from a checkout that was never installed: the built-ins are still importable.
         sources.append(Source(BUILTIN_PACKAGE, "kvlint = kvlint_rules", _import_builtin))
-    return sorted(sources, key=lambda s: (s.package != BUILTIN_PACKAGE, s.package, s.entry_point))
+    return sorted(sources, key=lambda s: (not is_builtin(s.package), s.package, s.entry_point))
+
+
+def is_builtin(package: str) -> bool:
+    """Whether ``package`` names kvlint's own distribution, however it is spelled."""
+    return re.sub(r"[-_.]+", "-", package).lower() == BUILTIN_PACKAGE
 
 
 def _metadata_sources() -> list[Source]:
@@ -107,7 +115,7 @@ def build_registry(sources: Iterable[Source]) -> Registry:
             errors.append(PluginError(source.package, source.entry_point, _describe(exc)))
             continue
         for cls in classes:
-            problem = validate_rule(cls, builtin=source.package == BUILTIN_PACKAGE)
+            problem = validate_rule(cls, builtin=is_builtin(source.package))
             if problem is None and cls.code in rules:
                 problem = f"code {cls.code} is already used by {packages[cls.code]!r}"
             if problem is None and cls.name in names:

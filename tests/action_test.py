@@ -67,8 +67,11 @@ def test_every_input_reaches_the_script() -> None:
     assert action["runs"]["using"] == "composite"
     env: dict[str, str] = {}
     for step in action["runs"]["steps"]:
+        if "uses" in step:  # setup-python and the pip cache: pinned to a major version
+            assert re.fullmatch(r"actions/(setup-python|cache)@v\d+", step["uses"]), step
+            continue
         assert step["run"].startswith('bash "$GITHUB_ACTION_PATH/scripts/action.sh" ')
-        env.update(step.get("env", {}))
+        env.update({k: v for k, v in step.get("env", {}).items() if k.startswith("INPUT_")})
     expected = {
         f"INPUT_{name.upper().replace('-', '_')}": f"${{{{ inputs.{name} }}}}"
         for name in action["inputs"]
@@ -80,6 +83,142 @@ def test_every_input_reaches_the_script() -> None:
     script = SCRIPT.read_text(encoding="utf-8") + (REPO / "kvlint" / "action.py").read_text()
     for name in expected:
         assert name.removeprefix("INPUT_") in script, name
+
+
+def test_kvlint_gets_its_own_python_and_never_runs_on_windows() -> None:
+    steps = yaml.safe_load(ACTION.read_text(encoding="utf-8"))["runs"]["steps"]
+    by_name = {step["name"]: step for step in steps}
+    windows = steps[0]
+    assert windows["if"] == "runner.os == 'Windows'"
+    assert windows["run"].endswith('action.sh" check-runner')
+    python = by_name["Set up Python for kvlint"]
+    assert python["with"]["update-environment"] is False  # the job's own PATH stays as it was
+    for name in ("Locate kvlint's pip cache", "Install kvlint"):
+        assert by_name[name]["env"]["KVLINT_SETUP_PYTHON"] == (
+            "${{ steps.python.outputs.python-path }}"
+        )
+    cache = by_name["Cache pip"]["with"]
+    assert cache == {
+        "path": "${{ steps.cache-key.outputs.dir }}",
+        "key": "${{ steps.cache-key.outputs.key }}",
+        "restore-keys": "${{ steps.cache-key.outputs.restore-key }}",
+    }
+
+
+def test_every_output_the_run_step_writes_is_declared(project: Path, tmp_path: Path) -> None:
+    _, _, _, outputs = _run_step(project, tmp_path, sarif_file="kvlint.sarif", args="--no-config")
+    written = {line.partition("=")[0] for line in outputs.read_text().splitlines()}
+    declared = yaml.safe_load(ACTION.read_text(encoding="utf-8"))["outputs"]
+    assert written == set(declared)
+    for name, output in declared.items():
+        assert output["value"] == f"${{{{ steps.check.outputs.{name} }}}}"
+
+
+# A stand-in for the interpreter setup-python gives: it records each call, makes a venv whose
+# python is itself and whose kvlint prints a version, and runs `-c` code with the real Python.
+FAKE_PYTHON = """\
+#!/usr/bin/env bash
+echo "$0 $*" >>"$FAKE_LOG"
+if [[ "$1 $2" == "-m venv" ]]; then
+    mkdir -p "$3/bin"
+    cp "$0" "$3/bin/python"
+    printf '#!/bin/sh\\necho "kvlint 0.0.0"\\n' >"$3/bin/kvlint"
+    chmod +x "$3/bin/kvlint"
+elif [[ "$1" == "-c" ]]; then
+    exec "$REAL_PYTHON" "$@"
+fi
+"""
+
+
+def _fake_python(tmp_path: Path) -> tuple[Path, Path]:
+    fake = tmp_path / "setup-python" / "python"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(FAKE_PYTHON, encoding="utf-8")
+    fake.chmod(0o755)
+    return fake, tmp_path / "calls.log"
+
+
+def _step(step: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    fake, log = _fake_python(tmp_path)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    clean.update(
+        KVLINT_SETUP_PYTHON=str(fake),
+        KVLINT_VENV=str(tmp_path / "venv"),
+        KVLINT_PIP_CACHE=str(tmp_path / "pip-cache"),
+        FAKE_LOG=str(log),
+        REAL_PYTHON=sys.executable,
+        **env,
+    )
+    return subprocess.run(
+        ["bash", str(SCRIPT), step], cwd=tmp_path, env=clean, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "spec"),
+    [
+        # A release comes from the package index under kvlint's distribution name: the index's
+        # `kvlint` is another project, whose own 0.1.0 would install and then fail to run.
+        ("0.2.0", "kvcache-lint==0.2.0"),
+        ("v0.2.0rc1", "kvcache-lint==0.2.0rc1"),
+        ("main", "git+https://github.com/kvcache-lint/kvlint@main"),
+        ("", str(REPO)),
+    ],
+)
+def test_the_install_step_installs_kvlint_under_its_own_name(
+    tmp_path: Path, version: str, spec: str
+) -> None:
+    done = _step(
+        "install", tmp_path, INPUT_VERSION=version, GITHUB_ACTION_REPOSITORY="kvcache-lint/kvlint"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "kvlint 0.0.0\n"
+    fake = tmp_path / "setup-python" / "python"
+    venv = tmp_path / "venv"
+    calls = (tmp_path / "calls.log").read_text(encoding="utf-8").splitlines()
+    assert calls == [
+        f"{fake} -m venv {venv}",  # the interpreter setup-python installed, not the runner's
+        f"{venv}/bin/python -m pip install --quiet --disable-pip-version-check {spec}",
+    ]
+
+
+def test_a_git_ref_needs_the_action_repository(tmp_path: Path) -> None:
+    done = _step("install", tmp_path, INPUT_VERSION="my-branch")
+    assert done.returncode == 2
+    assert "::error title=kvlint action::version 'my-branch' is not a release" in done.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+def test_the_cache_key_names_the_os_the_python_and_what_is_installed(tmp_path: Path) -> None:
+    keys = []
+    for version in ("0.2.0", "0.2.0", "0.3.0"):
+        outputs = tmp_path / f"out-{len(keys)}"
+        done = _step(
+            "cache-key", tmp_path, INPUT_VERSION=version, RUNNER_OS="Linux",
+            GITHUB_OUTPUT=str(outputs),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+        assert set(values) == {"dir", "key", "restore-key"}
+        assert values["dir"] == str(tmp_path / "pip-cache")
+        python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        assert values["restore-key"] == f"kvlint-pip-Linux-py{python}-"
+        assert re.fullmatch(re.escape(values["restore-key"]) + r"[0-9a-f]{16}", values["key"])
+        keys.append(values["key"])
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_windows_is_refused_with_one_clear_error(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    uname = bin_dir / "uname"
+    uname.write_text("#!/bin/sh\necho MINGW64_NT-10.0-20348\n", encoding="utf-8")
+    uname.chmod(0o755)
+    done = _step("check-runner", tmp_path, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "::error title=kvlint action::the kvlint action runs on Linux and macOS runners"
+    )
 
 
 def _run_step(project: Path, tmp_path: Path, **inputs: str) -> tuple[int, str, Path, Path]:

@@ -65,7 +65,7 @@ def test_builtins_load_without_errors() -> None:
     assert registry.errors == ()
     assert {"KV501", "KV901", "KV902", "KV906", "KV907"} <= set(registry.rules)
     assert registry.codes() == sorted(registry.codes())
-    assert all(registry.packages[code] == "kvlint" for code in registry.rules)
+    assert all(registry.packages[code] == "kvcache-lint" for code in registry.rules)
 
 
 def test_lookup_by_code_or_name() -> None:
@@ -127,3 +127,11 @@ def test_get_rules_must_return_a_list() -> None:
     assert registry.errors[0].message == (
         "TypeError: get_rules() returned str, not a list of Rule classes"
     )
+
+
+def test_the_builtin_distribution_is_known_by_its_normalised_name() -> None:
+    from kvlint.registry import is_builtin
+
+    assert is_builtin("kvcache-lint") and is_builtin("kvcache_lint") and is_builtin("KVCache.Lint")
+    # The package index's `kvlint` is another project: it may not use the reserved prefix.
+    assert not is_builtin("kvlint")

@@ -14,7 +14,9 @@ from typing import Any
 from typing import NamedTuple
 from typing import TextIO
 
+from kvlint import REPOSITORY
 from kvlint import __version__
+from kvlint import rule_doc_url
 from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.finding import Span
@@ -26,9 +28,7 @@ if TYPE_CHECKING:
     from kvlint.rule import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://kvlint.dev/"
-# One page per rule, named after the rule (ruff's docs.astral.sh/ruff/rules/<name>/ pattern).
-HELP_URI = "https://kvlint.dev/rules/{name}/"
+INFORMATION_URI = REPOSITORY
 
 # SARIF has no "info": its lowest reporting level is "note" (SARIF 2.1.0 section 3.27.10).
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -43,30 +43,33 @@ class RuleInfo(NamedTuple):
     summary: str = ""  # one line: shortDescription
     description: str = ""  # "What it does": fullDescription
     doc: str = ""  # the whole doc in Markdown: help
-
-    @property
-    def help_uri(self) -> str:
-        return HELP_URI.format(name=self.name or self.code)
+    help_uri: str = ""  # a built-in rule's section of docs/rules.md; a plugin's rule has none
 
 
-def rule_info(rule: type[Rule]) -> RuleInfo:
-    """The SARIF facts of a registered rule class, from its attributes and docstring."""
+def rule_info(rule: type[Rule], *, builtin: bool = False) -> RuleInfo:
+    """The SARIF facts of a registered rule class, from its attributes and docstring; a
+    built-in rule also links its section of the repository's ``docs/rules.md``."""
     doc = rule.doc()
     description = " ".join(doc.sections.get("What it does", "").split())
-    return RuleInfo(rule.code, rule.name, rule.severity, doc.summary, description, doc.text)
+    help_uri = rule_doc_url(rule.code, rule.name) if builtin else ""
+    return RuleInfo(
+        rule.code, rule.name, rule.severity, doc.summary, description, doc.text, help_uri
+    )
 
 
 def _descriptor(rule: RuleInfo) -> dict[str, Any]:
     summary = rule.summary or rule.name or rule.code
-    return {
+    descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name or rule.code,
         "shortDescription": {"text": summary},
         "fullDescription": {"text": rule.description or summary},
-        "helpUri": rule.help_uri,
-        "help": {"text": rule.doc or summary, "markdown": rule.doc or summary},
-        "defaultConfiguration": {"level": LEVELS[rule.severity]},
     }
+    if rule.help_uri:
+        descriptor["helpUri"] = rule.help_uri
+    descriptor["help"] = {"text": rule.doc or summary, "markdown": rule.doc or summary}
+    descriptor["defaultConfiguration"] = {"level": LEVELS[rule.severity]}
+    return descriptor
 
 
 def artifact_uri(path: str) -> str:
@@ -167,8 +170,13 @@ def registered_rules() -> list[RuleInfo]:
     nothing this time too. A registry that cannot load leaves the findings' own rules."""
     try:
         from kvlint.registry import default_registry
+        from kvlint.registry import is_builtin
 
-        return [rule_info(rule) for rule in default_registry()]
+        registry = default_registry()
+        return [
+            rule_info(rule, builtin=is_builtin(registry.packages.get(rule.code, "")))
+            for rule in registry
+        ]
     except Exception:  # the report must still be written; the check command reports plugins
         return []
 

@@ -32,7 +32,7 @@ def test_json(capsys: pytest.CaptureFixture[str]) -> None:
         "engines": [],
         "fixable": "none",
         "summary": "Says which facts the files do not give, and so which checks could not run",
-        "package": "kvlint",
+        "package": "kvcache-lint",
     }
 
 

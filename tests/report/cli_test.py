@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from testing.cli import run_cli
+from testing.shared import REPO
 from testing.shared import SARIF_SCHEMA
 from testing.shared import shared_file
 
@@ -143,5 +144,10 @@ def test_sarif_format_is_valid_with_findings_and_without(
     kv301 = rules[results[0]["ruleIndex"]]
     assert kv301["name"] == "max-num-seqs-over-kv-budget"
     assert kv301["defaultConfiguration"] == {"level": "warning"}
-    assert kv301["helpUri"] == "https://kvlint.dev/rules/max-num-seqs-over-kv-budget/"
+    # The rule's section of docs/rules.md, at the anchor GitHub gives its heading.
+    assert kv301["helpUri"] == (
+        "https://github.com/kvcache-lint/kvlint/blob/main/docs/rules.md"
+        "#kv301-max-num-seqs-over-kv-budget"
+    )
+    assert "## KV301 max-num-seqs-over-kv-budget\n" in (REPO / "docs" / "rules.md").read_text()
     assert kv301["help"]["markdown"].startswith("## What it does\n")

@@ -47,6 +47,7 @@ RULES = [
         "Checks that max_num_seqs fits the KV pool",
         "Checks that max_num_seqs full-length sequences fit the KV pool.",
         "## What it does\nChecks that max_num_seqs full-length sequences fit the KV pool.",
+        "https://github.com/kvcache-lint/kvlint/blob/main/docs/rules.md#kv301-max-num-seqs-over-kv-budget",
     ),
     RuleInfo("KV401", "context-beyond-position-embeddings", Severity.WARNING, "Context"),
 ]
@@ -76,11 +77,12 @@ def test_log_with_findings_is_valid_sarif() -> None:
         "name": "max-num-seqs-over-kv-budget",
         "shortDescription": {"text": "Checks that max_num_seqs fits the KV pool"},
         "fullDescription": {"text": RULES[0].description},
-        "helpUri": "https://kvlint.dev/rules/max-num-seqs-over-kv-budget/",
+        "helpUri": RULES[0].help_uri,
         "help": {"text": RULES[0].doc, "markdown": RULES[0].doc},
         "defaultConfiguration": {"level": "error"},
     }
     assert driver["rules"][1]["defaultConfiguration"] == {"level": "warning"}
+    assert "helpUri" not in driver["rules"][1]  # documented nowhere kvlint knows
     # Results in report order: line 1 before line 7.
     first, second = run["results"]
     assert (first["ruleId"], first["ruleIndex"], first["level"]) == ("KV907", 2, "note")
@@ -161,7 +163,10 @@ def test_rule_info_reads_the_rule_docstring() -> None:
         "Checks that the pool holds `max_num_seqs` sequences. More text on a second line."
     )
     assert info.doc.startswith("## What it does\nChecks")
-    assert info.help_uri == "https://kvlint.dev/rules/demo-rule/"
+    assert info.help_uri == ""  # a plugin's rule: kvlint's docs/rules.md does not have it
+    assert rule_info(Demo, builtin=True).help_uri == (
+        "https://github.com/kvcache-lint/kvlint/blob/main/docs/rules.md#kv399-demo-rule"
+    )
 
 
 def test_reporter_writes_one_valid_log_at_the_end() -> None:
