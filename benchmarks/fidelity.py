@@ -32,10 +32,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kvlint.deploy.model import Deployment  # noqa: E402
-from kvlint.deploy.model import Sourced  # noqa: E402
+from kvlint.deployment import Deployment  # noqa: E402
+from kvlint.deployment import Sourced  # noqa: E402
 from kvlint.engines import estimate  # noqa: E402
-from kvlint.engines.records import EngineEstimate  # noqa: E402
+from kvlint.estimate import EngineEstimate  # noqa: E402
 from kvlint.finding import Span  # noqa: E402
 from kvlint.gpus import lookup_gpu  # noqa: E402
 from kvlint.model.spec import ModelSpec  # noqa: E402

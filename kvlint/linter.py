@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.errors import KvlintError
 from kvlint.files import collect_files as collect_files  # re-exported: kvlint.fix uses it
 from kvlint.finding import Finding

@@ -16,7 +16,7 @@ from kvlint.finding import Problem
 from kvlint.finding import Severity
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.deployment import Deployment
     from kvlint.sizing import Sizing
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import kv_size
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 

@@ -15,10 +15,10 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 from typing import Any
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.deployment import Deployment
     from kvlint.model.spec import ModelSpec
     from kvlint.sizing import Sizing
 

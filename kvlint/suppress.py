@@ -15,7 +15,7 @@ from kvlint.finding import Finding
 from kvlint.finding import Span
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Sourced
+    from kvlint.deployment import Sourced
 
 ANNOTATION = "kvlint.dev/ignore"
 

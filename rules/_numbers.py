@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Fix

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 from typing import NamedTuple
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import Fix
 from kvlint.model.spec import CacheKind
 from kvlint.sizing import Sizing

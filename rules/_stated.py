@@ -19,8 +19,8 @@ from kvlint.arith.dtypes import resolve_cache_dtype
 from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import layer_token_bytes
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing

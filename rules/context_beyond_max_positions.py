@@ -6,8 +6,8 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines.common import derived_max_model_len
 from kvlint.finding import Problem
 from kvlint.finding import Severity

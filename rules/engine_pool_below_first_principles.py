@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.estimate import EngineEstimate
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability

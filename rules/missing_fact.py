@@ -11,7 +11,7 @@ from kvlint.finding import Severity
 from ._input_problem import InputProblemRule
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.deployment import Deployment
     from kvlint.sizing import Sizing
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from kvlint.arith.dtypes import resolve_cache_dtype
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability

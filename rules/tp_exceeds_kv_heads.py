@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kvlint.arith.kv import layer_token_bytes
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability

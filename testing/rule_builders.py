@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.deploy.model import Claims
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Claims
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import Problem
 from kvlint.finding import Span
 from kvlint.model.hf import spec_from_config

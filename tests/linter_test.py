@@ -18,8 +18,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from kvlint.config import Settings
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.errors import KvlintError
 from kvlint.finding import Finding
 from kvlint.finding import InputProblem

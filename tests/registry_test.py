@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.registry import Registry

@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 
 from kvlint.deploy.load import load_path
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.model.resolve import resolve_model
 from kvlint.sizing import size
 from kvlint.sizing_cache import SizingCache

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.finding import Span

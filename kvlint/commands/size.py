@@ -24,7 +24,7 @@ from kvlint.report.size_text import print_model
 from kvlint.report.size_text import print_problem
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.deployment import Deployment
     from kvlint.model.spec import ModelSpec
 
 # The contexts the seeds quote per sequence (decimal thousands: "2.62 GB at 8K" is 8,000 tokens).

@@ -12,8 +12,8 @@ from dataclasses import field
 from typing import Any
 
 from kvlint.deploy.argv import Token
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.units import INT64_MAX

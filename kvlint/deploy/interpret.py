@@ -14,8 +14,8 @@ from kvlint.deploy.flags import abbreviation_problem
 from kvlint.deploy.flags import apply_setting
 from kvlint.deploy.flags import parse_argv
 from kvlint.deploy.flags import unknown_flag_problem
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping as MappingNode

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
 from kvlint.finding import InputProblem
 from kvlint.finding import Span

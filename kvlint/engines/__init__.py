@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kvlint.deploy.interpret import Engine
-    from kvlint.deploy.model import Deployment
-    from kvlint.engines.records import EngineEstimate
+    from kvlint.deployment import Deployment
+    from kvlint.estimate import EngineEstimate
     from kvlint.gpus import GpuSpec
     from kvlint.model.spec import ModelSpec
 
@@ -44,7 +44,7 @@ ENGINES: Mapping[str, Engine] = _Spellings()
 
 def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
     """The engine's own numbers for ``dep`` (by ``dep.engine.value``)."""
-    from kvlint.engines.records import EngineEstimate
+    from kvlint.estimate import EngineEstimate
 
     engine = dep.engine.value.lower()
     if engine in ("llama.cpp", "llama-cpp"):

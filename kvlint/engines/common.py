@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
 from kvlint.solve.capacity import LenAnswer

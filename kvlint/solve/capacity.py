@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.variants import Estimator

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlint.arith.kv import kv_size
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at

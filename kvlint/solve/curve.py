@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvlint.arith.kv import kv_size
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.layout import Layout

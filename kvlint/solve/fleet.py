@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at

@@ -6,9 +6,9 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization

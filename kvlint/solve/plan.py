@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from kvlint.arith.kv import kv_size
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kvlint.engines.records import EngineEstimate
+from kvlint.estimate import EngineEstimate
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
 from kvlint.solve.layout import Layout

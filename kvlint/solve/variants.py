@@ -6,14 +6,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.estimate import EngineEstimate
 from kvlint.finding import Span
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 
-# What the solver calls to learn the engine's numbers; kvlint.engines.records by default,
+# What the solver calls to learn the engine's numbers; kvlint.estimate by default,
 # swappable so a test can pin the search itself.
 Estimator = Callable[[Deployment, ModelSpec, "GpuSpec | None"], EngineEstimate]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec

@@ -7,7 +7,7 @@ from typing import Any
 
 from kvlint.deploy.load import load_path
 from kvlint.deploy.load import load_text
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "deployments"
 FIELDS = (

@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Finding

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kvlint.arith.kv import kv_size
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.estimate import EngineEstimate
 from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Severity

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.linter import DeploymentResult
 from kvlint.report import summary as summary_module
 from kvlint.report.summary import SummaryReporter

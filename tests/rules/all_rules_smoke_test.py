@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from kvlint_rules import get_rules
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from kvlint.model import catalog
 from kvlint.rule import Rule

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvlint_rules.cancelling_head_dim import CancellingHeadDim
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Span
 from testing.rule_builders import LLAMA_31_70B

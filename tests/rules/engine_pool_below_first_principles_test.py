@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvlint_rules.engine_pool_below_first_principles import EnginePoolBelowFirstPrinciples
 from kvlint_rules.engine_pool_below_first_principles import Options
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from testing.rule_builders import GEMMA3_27B
 from testing.rule_builders import LLAMA_31_8B

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from kvlint_rules.stated_kv_mismatch import StatedKvMismatch
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from testing.cli import run_cli
 from testing.rule_builders import LLAMA_31_8B

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvlint_rules.weight_quant_as_cache_quant import WeightQuantAsCacheQuant
 
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from kvlint.sizing import Sizing
 from testing.rule_builders import AWQ

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from kvlint.deploy.model import Deployment
-from kvlint.engines.records import EngineEstimate
+from kvlint.deployment import Deployment
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec

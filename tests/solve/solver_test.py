@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.engines import estimate
 from kvlint.engines.llamacpp import defaults as llamacpp_defaults
 from kvlint.gpus import GpuSpec

@@ -12,7 +12,7 @@ from kvlint.finding import Severity
 from kvlint.rule import Rule
 
 if TYPE_CHECKING:
-    from kvlint.deploy.model import Deployment
+    from kvlint.deployment import Deployment
     from kvlint.sizing import Sizing
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
 
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span

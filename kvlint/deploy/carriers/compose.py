@@ -10,8 +10,8 @@ from __future__ import annotations
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.container import int_sourced
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar

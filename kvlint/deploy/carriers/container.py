@@ -19,8 +19,8 @@ from kvlint.deploy.argv import words
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import version_from_image
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity

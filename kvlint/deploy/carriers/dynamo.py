@@ -14,7 +14,7 @@ from kvlint.deploy.carriers.container import gpu_from_resources
 from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 

@@ -7,8 +7,8 @@ Keys are CLI long names, dashes or underscores (vllm/utils/argparse_utils.py
 from __future__ import annotations
 
 from kvlint.deploy.carriers.base import Context
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

@@ -23,8 +23,8 @@ from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import version_from_image
 from kvlint.deploy.interpret import Engine
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

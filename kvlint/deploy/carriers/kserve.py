@@ -17,8 +17,8 @@ from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
 from kvlint.deploy.carriers.kubernetes import pod_deployments
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar

@@ -11,8 +11,8 @@ from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import env_tokens
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity

@@ -7,8 +7,8 @@ from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import scalar_sourced
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 

@@ -11,9 +11,9 @@ from typing import Any
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.container import scalar_sourced
-from kvlint.deploy.model import Claims
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Claims
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity

@@ -15,8 +15,8 @@ from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node

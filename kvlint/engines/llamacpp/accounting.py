@@ -17,15 +17,15 @@ from kvlint.arith.dtypes import resolve_cache_dtype
 from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import weight_breakdown
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import flag
 from kvlint.engines.common import head_dims
 from kvlint.engines.common import positive
 from kvlint.engines.common import val
 from kvlint.engines.llamacpp import defaults as D
-from kvlint.engines.records import EngineEstimate
 from kvlint.engines.versions import NEWEST
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec

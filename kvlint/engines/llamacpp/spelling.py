@@ -7,8 +7,8 @@ from typing import Any
 from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines.llamacpp import flags as llamacpp_flags
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity

@@ -8,14 +8,14 @@ honoured with ``OLLAMA_FLASH_ATTENTION=1``; without it Ollama falls back to f16.
 
 from __future__ import annotations
 
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.engines.common import positive
 from kvlint.engines.common import val
 from kvlint.engines.llamacpp.accounting import estimate_with
 from kvlint.engines.llamacpp.accounting import settings_for
 from kvlint.engines.ollama import defaults as D
-from kvlint.engines.records import EngineEstimate
 from kvlint.engines.versions import NEWEST
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 

@@ -7,8 +7,8 @@ from typing import Any
 from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 
 # OLLAMA_KV_CACHE_TYPE (envconfig): the llama.cpp types Ollama passes through.
 KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")

@@ -16,15 +16,15 @@ from dataclasses import replace
 
 from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import weight_bytes_per_gpu
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.engines.common import head_dims
 from kvlint.engines.common import positive
 from kvlint.engines.common import setting
 from kvlint.engines.common import val
-from kvlint.engines.records import EngineEstimate
 from kvlint.engines.tgi import defaults as D
 from kvlint.engines.versions import NEWEST
 from kvlint.engines.vllm.accounting import cache_types
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec

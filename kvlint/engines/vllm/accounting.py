@@ -16,13 +16,12 @@ from kvlint.arith.kv import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
-from kvlint.deploy.model import Deployment
+from kvlint.deployment import Deployment
 from kvlint.engines.common import derived_max_model_len
 from kvlint.engines.common import flag
 from kvlint.engines.common import positive
 from kvlint.engines.common import setting
 from kvlint.engines.common import val
-from kvlint.engines.records import EngineEstimate
 from kvlint.engines.versions import version_label
 from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.errors import fmt_gib
@@ -36,6 +35,7 @@ from kvlint.engines.vllm.memory import overheads
 from kvlint.engines.vllm.paging import StageLayout
 from kvlint.engines.vllm.paging import paged_layer
 from kvlint.engines.vllm.paging import stage_layout
+from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec

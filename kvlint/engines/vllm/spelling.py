@@ -7,8 +7,8 @@ from typing import Any
 from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
-from kvlint.deploy.model import Deployment
-from kvlint.deploy.model import Sourced
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines.vllm import flags as vllm_flags
 
 # vllm/config/cache.py CacheDType (research/engines.md 1f): 0.11.0's, and 0.33.0's superset.

@@ -1,4 +1,4 @@
-"""Deployment: one model for every engine, each value carrying the span that set it."""
+"""Deployment: one model for every engine, each value carrying the span that set it (a record)."""
 
 from __future__ import annotations
 
