@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvlint.finding import FIXABLE
+from kvlint.finding import UNSAFE_FIX
 from kvlint.finding import Applicability
 from kvlint.finding import Finding
 from kvlint.finding import Fix
@@ -69,6 +70,7 @@ class Applied:
     span: Span
     title: str
     applicability: Applicability
+    changes: tuple[tuple[str, str], ...] = ()  # each edit's text before and after
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,8 @@ def apply_fixes(
         taken.extend(ranges)
         if key is not None:
             owners.add(key)
-        applied.append(Applied(finding.code, finding.span, fix.title, fix.applicability))
+        changes = tuple((text.raw[r.start : r.end], r.text) for r in ranges)
+        applied.append(Applied(finding.code, finding.span, fix.title, fix.applicability, changes))
     out = text.raw
     for r in sorted(taken, key=lambda r: r.start, reverse=True):
         out = out[: r.start] + r.text + out[r.end :]
@@ -356,7 +359,29 @@ def run(args: argparse.Namespace, settings: Settings) -> int | None:
         print(f"kvlint: {fixed.display}: {message}", file=sys.stderr)
     if written:
         print(f"kvlint: fixed {_counted(written)}", file=sys.stderr)
+        if getattr(args, "show_fixes", False):
+            for line in fixed_lines(written):
+                print(line, file=sys.stderr)
     return None
+
+
+def fixed_lines(files: Sequence[FileFix]) -> list[str]:
+    """``--show-fixes``: each fix made, at the finding it answers, with what it changed::
+
+    deploy.yaml:39:30: KV301 [~] Lower `max_num_seqs` to 13: `512` -> `13`
+    """
+    from kvlint.finding import printable
+
+    lines = []
+    for fixed in files:
+        for done in fixed.applied:
+            mark = FIXABLE if done.applicability is Applicability.SAFE else UNSAFE_FIX
+            change = ", ".join(
+                f"`{printable(before)}` -> `{printable(after)}`" for before, after in done.changes
+            )
+            line = f"  {done.span.location()}: {done.code} {mark} {printable(done.title)}"
+            lines.append(f"{line}: {change}" if change else line)
+    return lines
 
 
 def _counted(files: Sequence[FileFix]) -> str:

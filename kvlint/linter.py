@@ -10,6 +10,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
@@ -61,6 +62,17 @@ class DeploymentResult:
     findings: tuple[Finding, ...] = ()  # this deployment's findings, after selection, sorted
 
 
+class CodeCount(NamedTuple):
+    """One rule's line of ``--statistics``."""
+
+    code: str
+    name: str
+    found: int  # findings
+    severity: Severity = Severity.WARNING  # the highest its findings were reported at
+    safe_fixes: int = 0  # findings whose fix `--fix` applies
+    unsafe_fixes: int = 0  # findings whose fix needs `--unsafe-fixes` too
+
+
 @dataclass(frozen=True)
 class Summary:
     """Counts for the end of a report; computed by the linter, never by a reporter."""
@@ -68,7 +80,7 @@ class Summary:
     files: int
     deployments: int
     by_severity: dict[str, int]  # "error" / "warning" / "info" -> count
-    by_code: tuple[tuple[str, str, int], ...]  # (code, name, count), in code order
+    by_code: tuple[CodeCount, ...]  # in code order
     fail_on: Severity
     exit_code: int
     plugin_errors: tuple[PluginError, ...] = ()
@@ -353,16 +365,26 @@ def exit_code(findings: Iterable[Finding], fail_on: Severity) -> int:
 
 
 def summarise(result: LintResult, fail_on: Severity) -> Summary:
+    from kvlint.finding import Applicability
+
     by_severity = {str(s): 0 for s in sorted(Severity, reverse=True)}
-    counts: dict[tuple[str, str], int] = {}
+    counts: dict[tuple[str, str], CodeCount] = {}
     for f in result.findings:
         by_severity[str(f.severity)] += 1
-        counts[(f.code, f.name)] = counts.get((f.code, f.name), 0) + 1
+        entry = counts.get((f.code, f.name)) or CodeCount(f.code, f.name, 0, f.severity)
+        fixable = f.fix is not None and bool(f.fix.edits)
+        safe = fixable and f.fix is not None and f.fix.applicability is Applicability.SAFE
+        counts[(f.code, f.name)] = entry._replace(
+            found=entry.found + 1,
+            severity=max(entry.severity, f.severity),
+            safe_fixes=entry.safe_fixes + safe,
+            unsafe_fixes=entry.unsafe_fixes + (fixable and not safe),
+        )
     return Summary(
         files=len(result.files),
         deployments=len(result.deployments),
         by_severity=by_severity,
-        by_code=tuple((code, name, n) for (code, name), n in sorted(counts.items())),
+        by_code=tuple(entry for _, entry in sorted(counts.items())),
         fail_on=fail_on,
         exit_code=exit_code(result.findings, fail_on),
         plugin_errors=result.plugin_errors,

@@ -136,13 +136,13 @@ def test_fix_alone_applies_only_safe_fixes(capsys: pytest.CaptureFixture[str]) -
     assert "fixed 1 finding in 1 file" in err
     # What remains is reported, marked as needing --unsafe-fixes.
     assert out.splitlines() == [
-        "plan/capacity.yaml:10:17: KV301 [~] `max_num_seqs` 64 needs 687.2 GB of KV cache at "
-        "`max_model_len` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 "
+        "plan/capacity.yaml:10:17: KV301 [warning] [~] `max_num_seqs` 64 needs 687.2 GB of KV "
+        "cache at `max_model_len` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 "
         "tokens), enough for 42",
-        "plan/capacity.yaml:13:16: KV301 [~] `concurrency` 64 needs 687.2 GB of KV cache at "
-        "`context` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 tokens), "
+        "plan/capacity.yaml:13:16: KV301 [warning] [~] `concurrency` 64 needs 687.2 GB of KV cache "
+        "at `context` 32768 (10.7 GB per sequence); the pool holds 452.3 GB (1,380,368 tokens), "
         "enough for 42",
-        "plan/capacity.yaml:17:19: KV201 [~] the plan assumes `kv_cache_dtype` `int4`, the "
+        "plan/capacity.yaml:17:19: KV201 [error] [~] the plan assumes `kv_cache_dtype` `int4`, the "
         "weights' precision, but `kv_cache_dtype` is `auto`: the cache stays bfloat16, 320 KiB "
         "per token, not 80 KiB (4x)",
     ]
@@ -152,10 +152,10 @@ def test_fix_alone_applies_only_safe_fixes(capsys: pytest.CaptureFixture[str]) -
 def test_report_marks_every_fixable_finding(capsys: pytest.CaptureFixture[str]) -> None:
     copy_case("plan")
     _, out, _ = check("plan", capsys=capsys)
-    marks = [line.split(" ")[2] for line in out.splitlines()]
+    marks = [line.split(" ")[3] for line in out.splitlines()]
     assert marks == ["[~]", "[~]", "[*]", "[~]"]  # KV301 x2 unsafe, KV101 safe, KV201 unsafe
     _, out, _ = check("plan", "--unsafe-fixes", capsys=capsys)
-    assert [line.split(" ")[2] for line in out.splitlines()] == ["[*]"] * 4
+    assert [line.split(" ")[3] for line in out.splitlines()] == ["[*]"] * 4
 
 
 def test_each_round_takes_one_fix_per_deployment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -465,7 +465,7 @@ def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
     manifest = YAML(typ="safe").load((REPO / ".pre-commit-hooks.yaml").read_text())
     hooks = {h["id"]: h for h in manifest}
     hook = hooks["kvlint-fix"]
-    assert hook["entry"] == "kvlint check --fix"
+    assert hook["entry"] == "kvlint check --fix --show-fixes"
     assert hook["types_or"] == ["yaml", "json"]
     kvlint = Path(sys.executable).with_name("kvlint")
     entry = hook["entry"].replace("kvlint", str(kvlint), 1) + " --offline --gpu A100-SXM-80GB"
@@ -489,6 +489,8 @@ def test_kvlint_fix_hook_through_pre_commit(tmp_path: Path) -> None:
     out = first.stdout + first.stderr
     assert first.returncode == 1, out
     assert "files were modified by this hook" in out
+    # --show-fixes: which finding each fix answered, and the text it changed.
+    assert "kvlint: fixed 1 finding in 1 file\n  capacity.yaml:16:17: KV101 [*] " in out, out
     assert plan.read_bytes() == expected(Path("plan") / "capacity.yaml", ".safe")
     assert (tmp_path / "a100.json").read_bytes() == expected(Path("json/a100.json"), "")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
     from kvlint.config import Settings
+    from kvlint.finding import Finding
     from kvlint.linter import LintResult
     from kvlint.linter import Summary
 
@@ -67,7 +69,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     output.add_argument("--output-file", metavar="FILE", help="write the report here")
     output.add_argument(
-        "--statistics", action="store_true", help="counts per rule instead of each finding"
+        "--statistics",
+        action="store_true",
+        help="counts per rule (with severity and fix mark) instead of each finding",
+    )
+    output.add_argument(
+        "--quiet", "-q", action="store_true", help="leave info findings out of the report"
+    )
+    output.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even with findings (unreadable input still exits 2)",
     )
     output.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     output.add_argument(
@@ -80,6 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     fixes.add_argument(
         "--diff", action="store_true", help="print the fixes as a diff; write nothing"
+    )
+    fixes.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="with --fix, list each fix made and what it changed",
     )
 
 
@@ -181,6 +198,12 @@ def run(args: argparse.Namespace) -> int:
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
     summary = summarise(result, settings.fail_on)
+    if args.quiet:
+        # The report leaves info findings out; the exit code still counts them (--fail-on info).
+        result = without_info(result)
+        summary = dataclasses.replace(
+            summarise(result, settings.fail_on), exit_code=summary.exit_code
+        )
     if args.output_file is not None:
         # The file gets the report asked for; the terminal still gets its default one (ruff).
         with _output(args.output_file) as stream:
@@ -188,7 +211,22 @@ def run(args: argparse.Namespace) -> int:
         _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary)
     else:
         _report(sys.stdout, choose_format(args.format, sys.stdout), args, result, summary)
+    if args.exit_zero and summary.exit_code == 1:
+        return 0
     return summary.exit_code
+
+
+def without_info(result: LintResult) -> LintResult:
+    """The result with its info findings left out, everywhere a reporter reads them."""
+    from kvlint.finding import Severity
+
+    def kept(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        return tuple(f for f in findings if f.severity is not Severity.INFO)
+
+    deployments = tuple(
+        dataclasses.replace(d, findings=kept(d.findings)) for d in result.deployments
+    )
+    return dataclasses.replace(result, deployments=deployments, findings=kept(result.findings))
 
 
 def _report(

@@ -46,3 +46,37 @@ class Reporter(abc.ABC):
     @abc.abstractmethod
     def finish(self, summary: Summary) -> None:
         """Called once at the end; write whatever was held back and the summary."""
+
+
+def statistics_rows(summary: Summary, *, unsafe_fixes: bool = False) -> list[str]:
+    """``--statistics``: count, code, severity, fix mark and name, one rule a line, aligned::
+
+        2  KV301  warning  [~]  max-num-seqs-over-kv-budget
+        1  KV201  error         weight-quant-as-cache-quant
+
+    The mark is ruff's: ``[*]`` when ``--fix`` would fix some of the rule's findings, ``[~]``
+    when only ``--unsafe-fixes`` would, none when they are advice only."""
+    from kvlint.finding import FIXABLE
+    from kvlint.finding import UNSAFE_FIX
+
+    rows = summary.by_code
+    count_width = max((len(f"{row.found:,}") for row in rows), default=1)
+    code_width = max((len(row.code) for row in rows), default=0)
+    out = []
+    for row in rows:
+        if row.safe_fixes or (unsafe_fixes and row.unsafe_fixes):
+            mark = FIXABLE
+        elif row.unsafe_fixes:
+            mark = UNSAFE_FIX
+        else:
+            mark = ""
+        out.append(
+            f"{row.found:>{count_width},}  {row.code:<{code_width}}  {row.severity!s:<7}  "
+            f"{mark:<3}  {row.name}"
+        )
+    return out
+
+
+def severity_order(finding: Finding) -> tuple[int, str, int, int, str]:
+    """Errors first, then warnings, then info; by path and position within each."""
+    return (-int(finding.severity), *finding.sort_key())

@@ -15,6 +15,8 @@ from kvlint.finding import Severity
 from kvlint.finding import fix_marker
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
+from kvlint.report.base import severity_order
+from kvlint.report.base import statistics_rows
 from kvlint.report.figures import counted
 from kvlint.report.figures import deployment_figures
 from kvlint.report.figures import number_rows
@@ -137,7 +139,8 @@ class FullReporter(Reporter):
         if self.options.statistics:
             self._statistics(summary)
         else:
-            for finding in self._findings:
+            # The worst first, as a reader triages (ruff's full output sorts by file only).
+            for finding in sorted(self._findings, key=severity_order):
                 self._render(finding)
         self.console.print(self._summary_line(summary))
 
@@ -185,12 +188,9 @@ class FullReporter(Reporter):
         self.console.print()
 
     def _statistics(self, summary: Summary) -> None:
-        width = max((len(str(count)) for _, _, count in summary.by_code), default=1)
-        for code, name, count in summary.by_code:
-            line = Text(f"{count:>{width}}  ")
-            line.append(code, style="bold")
-            line.append(f"  {name}")
-            self.console.print(line)
+        rows = statistics_rows(summary, unsafe_fixes=self.options.unsafe_fixes)
+        for row, text in zip(summary.by_code, rows, strict=True):
+            self.console.print(Text(text, style=STYLES[row.severity]))
 
     def _summary_line(self, summary: Summary) -> Text:
         scope = scope_text(summary.files, summary.deployments)

@@ -129,7 +129,10 @@ class JsonReporter(Reporter):
                 "deployments": summary.deployments,
                 "findings": summary.total,
                 "by_severity": summary.by_severity,
-                "by_code": [{"code": c, "name": n, "count": k} for c, n, k in summary.by_code],
+                "by_code": [
+                    {"code": row.code, "name": row.name, "count": row.found}
+                    for row in summary.by_code
+                ],
                 "fail_on": str(summary.fail_on),
                 "exit_code": summary.exit_code,
             },

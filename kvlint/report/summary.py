@@ -10,6 +10,7 @@ from typing import TextIO
 from kvlint.finding import Finding
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
+from kvlint.report.base import severity_order
 from kvlint.report.figures import Figures
 from kvlint.report.figures import admitted_text
 from kvlint.report.figures import counted
@@ -153,7 +154,8 @@ def render_summary(
     them (relative to the repository root, no ``./``)."""
     parts = ["## kvlint", "", _verdict(summary)]
     if findings:
-        parts += ["", *findings_table(sorted(findings, key=Finding.sort_key))]
+        # Errors first: a capped table keeps the worst (and reads as the annotations do).
+        parts += ["", *findings_table(sorted(findings, key=severity_order))]
     # Deployments with findings first (in file order), so a capped summary keeps those.
     shown = sorted(results, key=lambda r: not r.findings)[:MAX_SECTIONS]
     for result in shown:

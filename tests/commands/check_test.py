@@ -32,12 +32,12 @@ TYPO = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\ngpu-memory
 NO_GPU = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\n"  # KV907 info only
 UNKNOWN_MODEL = "model: acme/not-a-real-model-7b\n"
 KV501 = (
-    "vllm.yaml:3:1: KV501 unknown flag `gpu-memory-utilisation` for vllm; did you mean "
+    "vllm.yaml:3:1: KV501 [error] unknown flag `gpu-memory-utilisation` for vllm; did you mean "
     "`--gpu-memory-utilization`?"
 )
 KV907 = (
-    "vllm.yaml:1:1: KV907 the files do not give the GPU type: the checks that need it did not "
-    "run (name the GPU with `--gpu` or `gpu` in the kvlint config)"
+    "vllm.yaml:1:1: KV907 [info] the files do not give the GPU type: the checks that need it did "
+    "not run (name the GPU with `--gpu` or `gpu` in the kvlint config)"
 )
 
 
@@ -171,7 +171,9 @@ def test_statistics(capsys: pytest.CaptureFixture[str]) -> None:
     write("a/vllm.yaml", TYPO)
     write("b/vllm.yaml", TYPO)
     result = run_cli(["check", ".", "--statistics"], capsys)
-    assert result.out == ("    2  KV501    unknown-engine-flag\n    2  KV907    missing-fact\n")
+    assert result.out == (
+        "2  KV501  error         unknown-engine-flag\n2  KV907  info          missing-fact\n"
+    )
 
 
 def test_folders_run_every_file_in_order(capsys: pytest.CaptureFixture[str]) -> None:
@@ -214,3 +216,42 @@ def test_no_traceback_on_hostile_input(content: bytes, capsys: pytest.CaptureFix
     assert result.code in (0, 1, 2)
     assert "Traceback" not in result.err
     assert "internal error" not in result.out + result.err
+
+
+def test_quiet_hides_info_findings_but_not_their_exit_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("vllm.yaml", TYPO)
+    result = run_cli(["check", "vllm.yaml", "--quiet"], capsys)
+    assert (result.code, result.out) == (1, f"{KV501}\n")
+    write("vllm.yaml", NO_GPU)
+    assert run_cli(["check", "vllm.yaml", "-q"], capsys).out == ""
+    quiet_fail = run_cli(["check", "vllm.yaml", "-q", "--fail-on", "info"], capsys)
+    assert (quiet_fail.code, quiet_fail.out) == (1, "")  # hidden, still counted
+    summary = json.loads(run_cli(["check", "vllm.yaml", "-q", "--format", "json"], capsys).out)
+    assert (summary["findings"], summary["summary"]["by_severity"]["info"]) == ([], 0)
+
+
+def test_exit_zero_passes_findings_but_not_unreadable_input(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("vllm.yaml", TYPO)
+    result = run_cli(["check", "vllm.yaml", "--exit-zero"], capsys)
+    assert (result.code, result.out) == (0, f"{KV907}\n{KV501}\n")
+    write("broken.yaml", "a: [1\n")
+    assert run_cli(["check", "broken.yaml", "--exit-zero"], capsys).code == 2
+    assert run_cli(["check", "missing.yaml", "--exit-zero"], capsys).code == 2
+
+
+def test_show_fixes_says_what_each_fix_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    write("vllm.yaml", NO_GPU + "max-num-seqs: 4096\n")
+    argv = ["check", "vllm.yaml", "--gpu", "H100-SXM-80GB", "--fix", "--unsafe-fixes"]
+    plain = run_cli(argv, capsys)
+    assert plain.err.startswith("kvlint: fixed 1 finding in 1 file\n")
+    assert "->" not in plain.err
+    write("vllm.yaml", NO_GPU + "max-num-seqs: 4096\n")
+    shown = run_cli([*argv, "--show-fixes"], capsys)
+    first, fix = shown.err.splitlines()
+    assert first == "kvlint: fixed 1 finding in 1 file"
+    assert fix.startswith("  vllm.yaml:3:15: KV301 [~] Lower `max_num_seqs` to ")
+    assert fix.endswith(f": `4096` -> `{Path('vllm.yaml').read_text().split()[-1]}`")

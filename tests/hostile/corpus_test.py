@@ -32,62 +32,68 @@ NEWLINE_NAME = "x\n::error::injected.yaml"
 CASES: dict[str, tuple[int, list[str]]] = {
     "billion-laughs.yaml": (
         2,
-        ["billion-laughs.yaml:2:57: KV901 aliases expand too far (a YAML 'billion laughs'"],
+        ["billion-laughs.yaml:2:57: KV901 [error] aliases expand too far (a YAML 'billion laughs'"],
     ),
     "quadratic-blowup.yaml": (
         2,
-        ["quadratic-blowup.yaml:3:19: KV901 aliases expand too far"],
+        ["quadratic-blowup.yaml:3:19: KV901 [error] aliases expand too far"],
     ),
     "nesting-10000-flow-sequences.yaml": (
         2,
-        ["nesting-10000-flow-sequences.yaml:1:1: KV901 YAML nesting is too deep to read"],
+        ["nesting-10000-flow-sequences.yaml:1:1: KV901 [error] YAML nesting is too deep to read"],
     ),
     "nesting-10000-flow-mappings.yaml": (
         2,
-        ["nesting-10000-flow-mappings.yaml:1:1: KV901 YAML nesting is too deep to read"],
+        ["nesting-10000-flow-mappings.yaml:1:1: KV901 [error] YAML nesting is too deep to read"],
     ),
     "nesting-10000-block-sequences.yaml": (
         2,
-        ["nesting-10000-block-sequences.yaml:1:1: KV901 YAML nesting is too deep to read"],
+        ["nesting-10000-block-sequences.yaml:1:1: KV901 [error] YAML nesting is too deep to read"],
     ),
     "nesting-1000-block-mappings.yaml": (
         2,
-        ["nesting-1000-block-mappings.yaml:1:1: KV901 YAML nesting is too deep to read"],
+        ["nesting-1000-block-mappings.yaml:1:1: KV901 [error] YAML nesting is too deep to read"],
     ),
     "big-50mib.yaml": (
         2,
         [
-            "big-50mib.yaml:1:1: KV901 50 MiB is too large for a deployment file "
+            "big-50mib.yaml:1:1: KV901 [error] 50 MiB is too large for a deployment file "
             "(the limit is 16 MiB): not read"
         ],
     ),
     "keys-one-million.yaml": (
         2,
         [
-            "keys-one-million.yaml:1:1: KV901 about 1,000,001 keys and items, more than any "
+            "keys-one-million.yaml:1:1: KV901 [error] about 1,000,001 keys and items, more than "
+            "any "
             "deployment file holds (the limit is 100,000): not read"
         ],
     ),
     "parallel-sizes.yaml": (
         1,
         [
-            "parallel-sizes.yaml:2:1: KV907 ",
-            "parallel-sizes.yaml:3:25: KV502 `pipeline-parallel-size` is `63309765128058904`: "
+            "parallel-sizes.yaml:2:1: KV907 [info] ",
+            "parallel-sizes.yaml:3:25: KV502 [error] `pipeline-parallel-size` is "
+            "`63309765128058904`: "
             "above any deployment (1,024)",
-            "parallel-sizes.yaml:4:23: KV502 `tensor-parallel-size` is `1000000`: above any "
+            "parallel-sizes.yaml:4:23: KV502 [error] `tensor-parallel-size` is `1000000`: above "
+            "any "
             "deployment (16,384)",
-            "parallel-sizes.yaml:5:21: KV502 `data-parallel-size` is `16385`: above any "
+            "parallel-sizes.yaml:5:21: KV502 [error] `data-parallel-size` is `16385`: above any "
             "deployment (16,384)",
         ],
     ),
-    "binary.yaml": (2, ["binary.yaml:1:1: KV901 binary file (NUL bytes): not a YAML or JSON"]),
+    "binary.yaml": (
+        2,
+        ["binary.yaml:1:1: KV901 [error] binary file (NUL bytes): not a YAML or JSON"],
+    ),
     "invalid-utf8.yaml": (
         2,
-        ["invalid-utf8.yaml:2:23: KV901 invalid UTF-8 (byte 0xe9): save the file as UTF-8"],
+        ["invalid-utf8.yaml:2:23: KV901 [error] invalid UTF-8 (byte 0xe9): save the file as UTF-8"],
     ),
     "utf16-bom.yaml": (
         2,
-        ["utf16-bom.yaml:1:1: KV901 UTF-16 text (byte-order mark): save the file as UTF-8"],
+        ["utf16-bom.yaml:1:1: KV901 [error] UTF-16 text (byte-order mark): save the file as UTF-8"],
     ),
     # An empty YAML stream and a stream of comments hold no document: nothing to check.
     "empty.yaml": (0, []),
@@ -95,201 +101,232 @@ CASES: dict[str, tuple[int, list[str]]] = {
     "duplicate-keys.yaml": (
         2,
         [
-            "duplicate-keys.yaml:1:1: KV907 the files do not give the GPU type",
-            "duplicate-keys.yaml:4:1: KV901 duplicate key `max-model-len` (first at line 2)",
+            "duplicate-keys.yaml:1:1: KV907 [info] the files do not give the GPU type",
+            "duplicate-keys.yaml:4:1: KV901 [error] duplicate key `max-model-len` (first at line "
+            "2)",
         ],
     ),
     "tab-indent.yaml": (
         2,
-        ["tab-indent.yaml:3:1: KV901 a TAB character where YAML allows only spaces"],
+        ["tab-indent.yaml:3:1: KV901 [error] a TAB character where YAML allows only spaces"],
     ),
     "nan-infinity.yaml": (
         1,
         [
-            "nan-infinity.yaml:1:1: KV907 ",
-            "nan-infinity.yaml:2:16: KV502 `max-model-len` expects an integer such as 8192, "
+            "nan-infinity.yaml:1:1: KV907 [info] ",
+            "nan-infinity.yaml:2:16: KV502 [error] `max-model-len` expects an integer such as "
+            "8192, "
             "32k or 128K (or -1 / auto), got `nan`",
-            "nan-infinity.yaml:3:15: KV502 `max-num-seqs` expects an integer, got `inf`",
-            "nan-infinity.yaml:4:25: KV502 `gpu-memory-utilization` expects a fraction such as "
+            "nan-infinity.yaml:3:15: KV502 [error] `max-num-seqs` expects an integer, got `inf`",
+            "nan-infinity.yaml:4:25: KV502 [error] `gpu-memory-utilization` expects a fraction "
+            "such as "
             "0.9, got `-inf`",
-            "nan-infinity.yaml:5:23: KV502 `tensor-parallel-size` expects an integer, got `nan`",
+            "nan-infinity.yaml:5:23: KV502 [error] `tensor-parallel-size` expects an integer, got "
+            "`nan`",
         ],
     ),
     "negative-zero-sizes.yaml": (
         1,
         [
-            "negative-zero-sizes.yaml:1:1: KV907 ",
-            "negative-zero-sizes.yaml:2:16: KV502 `max-model-len` must be a positive integer, "
+            "negative-zero-sizes.yaml:1:1: KV907 [info] ",
+            "negative-zero-sizes.yaml:2:16: KV502 [error] `max-model-len` must be a positive "
+            "integer, "
             "got `-4096`",
-            "negative-zero-sizes.yaml:3:15: KV502 `max-num-seqs` must be a positive integer, "
+            "negative-zero-sizes.yaml:3:15: KV502 [error] `max-num-seqs` must be a positive "
+            "integer, "
             "got `0`",
-            "negative-zero-sizes.yaml:4:25: KV502 `gpu-memory-utilization` must be a fraction "
+            "negative-zero-sizes.yaml:4:25: KV502 [error] `gpu-memory-utilization` must be a "
+            "fraction "
             "in (0, 1], got `0`",
-            "negative-zero-sizes.yaml:5:23: KV502 `tensor-parallel-size` must be a positive "
+            "negative-zero-sizes.yaml:5:23: KV502 [error] `tensor-parallel-size` must be a "
+            "positive "
             "integer, got `-2`",
-            "negative-zero-sizes.yaml:6:13: KV502 `block-size` must be a positive integer, got `0`",
-            "negative-zero-sizes.yaml:7:24: KV502 `kv-cache-memory-bytes` must be a positive "
+            "negative-zero-sizes.yaml:6:13: KV502 [error] `block-size` must be a positive integer, "
+            "got `0`",
+            "negative-zero-sizes.yaml:7:24: KV502 [error] `kv-cache-memory-bytes` must be a "
+            "positive "
             "integer, got `-1`",
         ],
     ),
     "integers-400-digits.yaml": (
         1,
         [
-            "integers-400-digits.yaml:1:1: KV907 ",
-            "integers-400-digits.yaml:2:16: KV502 `max-model-len` is out of range: a number of "
+            "integers-400-digits.yaml:1:1: KV907 [info] ",
+            "integers-400-digits.yaml:2:16: KV502 [error] `max-model-len` is out of range: a "
+            "number of "
             "400 characters",
-            "integers-400-digits.yaml:3:15: KV502 `max-num-seqs` is out of range: a number of "
+            "integers-400-digits.yaml:3:15: KV502 [error] `max-num-seqs` is out of range: a number "
+            "of "
             "401 characters",
-            "integers-400-digits.yaml:4:24: KV502 `kv-cache-memory-bytes` is out of range: a "
+            "integers-400-digits.yaml:4:24: KV502 [error] `kv-cache-memory-bytes` is out of range: "
+            "a "
             "number of 400 characters",
-            "integers-400-digits.yaml:5:25: KV502 `gpu-memory-utilization` expects a fraction "
+            "integers-400-digits.yaml:5:25: KV502 [error] `gpu-memory-utilization` expects a "
+            "fraction "
             "such as 0.9, got `9999",
         ],
     ),
     "max-model-len-1e309.yaml": (
         1,
         [
-            "max-model-len-1e309.yaml:1:1: KV907 ",
-            "max-model-len-1e309.yaml:2:16: KV502 `max_model_len` expects an integer such as "
+            "max-model-len-1e309.yaml:1:1: KV907 [info] ",
+            "max-model-len-1e309.yaml:2:16: KV502 [error] `max_model_len` expects an integer such "
+            "as "
             "8192, 32k or 128K (or -1 / auto), got `1e309`",
         ],
     ),
     "plan-extreme-claims.yaml": (
         2,
         [
-            "plan-extreme-claims.yaml:6:7: KV502 `gpus` must be a GPU count from 0 to 4,096, "
+            "plan-extreme-claims.yaml:6:7: KV502 [error] `gpus` must be a GPU count from 0 to "
+            "4,096, "
             "got `a number of 400 characters`",
-            "plan-extreme-claims.yaml:8:18: KV502 `max-model-len` expects an integer",
-            "plan-extreme-claims.yaml:10:16: KV502 `claims.concurrency`: out of range: a number "
+            "plan-extreme-claims.yaml:8:18: KV502 [error] `max-model-len` expects an integer",
+            "plan-extreme-claims.yaml:10:16: KV502 [error] `claims.concurrency`: out of range: a "
+            "number "
             "of 400 digits",
-            "plan-extreme-claims.yaml:11:12: KV502 `claims.context`: expected an integer",
-            "plan-extreme-claims.yaml:12:17: KV502 `claims.kv_per_token`: expected a "
+            "plan-extreme-claims.yaml:11:12: KV502 [error] `claims.context`: expected an integer",
+            "plan-extreme-claims.yaml:12:17: KV502 [error] `claims.kv_per_token`: expected a "
             "non-negative finite size",
-            "plan-extreme-claims.yaml:13:20: KV502 `claims.kv_per_sequence`: expected a "
+            "plan-extreme-claims.yaml:13:20: KV502 [error] `claims.kv_per_sequence`: expected a "
             "non-negative finite size, got 'inf'",
-            "plan-extreme-claims.yaml:14:19: KV904 `claims.kv_pool_tokens`: expected a token count",
+            "plan-extreme-claims.yaml:14:19: KV904 [error] `claims.kv_pool_tokens`: expected a "
+            "token count",
         ],
     ),
     # context 0 once divided by zero in KV301; the schema's KV904 now says it, once.
     "plan-zero-claims.yaml": (
         2,
         [
-            "plan-zero-claims.yaml:5:7: KV904 `gpus`: 0 is less than the minimum of 1",
-            "plan-zero-claims.yaml:7:16: KV904 `claims.concurrency`: 0 is less than the minimum",
-            "plan-zero-claims.yaml:8:12: KV904 `claims.context`: expected a token count",
+            "plan-zero-claims.yaml:5:7: KV904 [error] `gpus`: 0 is less than the minimum of 1",
+            "plan-zero-claims.yaml:7:16: KV904 [error] `claims.concurrency`: 0 is less than the "
+            "minimum",
+            "plan-zero-claims.yaml:8:12: KV904 [error] `claims.context`: expected a token count",
         ],
     ),
     # Escapes in YAML strings decode to a newline, ESC and BEL: printed escaped, on one line.
     "control-characters.yaml": (
         1,
         [
-            "control-characters.yaml:1:1: KV907 ",
-            "control-characters.yaml:2:15: KV502 `max-num-seqs` expects an integer, got "
+            "control-characters.yaml:1:1: KV907 [info] ",
+            "control-characters.yaml:2:15: KV502 [error] `max-num-seqs` expects an integer, got "
             "`1\\n::error file=x::injected`",
-            "control-characters.yaml:3:16: KV502 `max-model-len` expects an integer such as 8192, "
+            "control-characters.yaml:3:16: KV502 [error] `max-model-len` expects an integer such "
+            "as 8192, "
             "32k or 128K (or -1 / auto), got `4096\\x1b]0;title\\x07\\x1b[2J`",
         ],
     ),
     # A file name holding a newline and a GitHub workflow command.
-    NEWLINE_NAME: (0, ["x\\n::error::injected.yaml:1:1: KV907 "]),
+    NEWLINE_NAME: (0, ["x\\n::error::injected.yaml:1:1: KV907 [info] "]),
     "python-object-tags.yaml": (
         2,
         [
-            "python-object-tags.yaml:2:1: KV907 ",
-            "python-object-tags.yaml:2:8: KV901 tag `!!python/object/apply:os.system` would "
+            "python-object-tags.yaml:2:1: KV907 [info] ",
+            "python-object-tags.yaml:2:8: KV901 [error] tag `!!python/object/apply:os.system` "
+            "would "
             "build a Python object: refused",
-            "python-object-tags.yaml:2:8: KV902 'touch PWNED-os-system' is not a model",
-            "python-object-tags.yaml:3:16: KV502 `max-model-len` expects an integer",
-            "python-object-tags.yaml:3:16: KV901 tag "
+            "python-object-tags.yaml:2:8: KV902 [error] 'touch PWNED-os-system' is not a model",
+            "python-object-tags.yaml:3:16: KV502 [error] `max-model-len` expects an integer",
+            "python-object-tags.yaml:3:16: KV901 [error] tag "
             "`!!python/object/new:subprocess.check_output` would build a Python object",
-            "python-object-tags.yaml:4:15: KV502 `max-num-seqs` expects an integer",
-            "python-object-tags.yaml:4:15: KV901 tag `!!python/name:os.system` would build",
-            "python-object-tags.yaml:5:25: KV502 `gpu-memory-utilization` expects a fraction",
-            "python-object-tags.yaml:5:25: KV901 tag `!!python/object/apply:builtins.eval` "
+            "python-object-tags.yaml:4:15: KV502 [error] `max-num-seqs` expects an integer",
+            "python-object-tags.yaml:4:15: KV901 [error] tag `!!python/name:os.system` would build",
+            "python-object-tags.yaml:5:25: KV502 [error] `gpu-memory-utilization` expects a "
+            "fraction",
+            "python-object-tags.yaml:5:25: KV901 [error] tag `!!python/object/apply:builtins.eval` "
             "would build a Python object: refused",
         ],
     ),
     "not-json.json": (
         2,
-        ["not-json.json:1:69: KV901 invalid JSON: while parsing a flow node"],
+        ["not-json.json:1:69: KV901 [error] invalid JSON: while parsing a flow node"],
     ),
     "model-etc-passwd.yaml": (
         2,
         [
-            "model-etc-passwd.yaml:1:1: KV907 ",
-            "model-etc-passwd.yaml:1:8: KV902 model path '../../etc/passwd' does not exist "
+            "model-etc-passwd.yaml:1:1: KV907 [info] ",
+            "model-etc-passwd.yaml:1:8: KV902 [error] model path '../../etc/passwd' does not exist "
             "(relative to .): point at a config.json or a directory holding one",
         ],
     ),
     "model-etc-passwd-absolute.yaml": (
         2,
         [
-            "model-etc-passwd-absolute.yaml:1:1: KV907 ",
-            "model-etc-passwd-absolute.yaml:1:8: KV902 '/etc/passwd' is not a model: kvlint "
+            "model-etc-passwd-absolute.yaml:1:1: KV907 [info] ",
+            "model-etc-passwd-absolute.yaml:1:8: KV902 [error] '/etc/passwd' is not a model: "
+            "kvlint "
             "reads a config.json, a model directory holding one, or a .gguf file",
         ],
     ),
     "model-kv-heads-zero.yaml": (
         2,
         [
-            "model-kv-heads-zero.yaml:1:1: KV907 ",
-            "model-kv-heads-zero.yaml:1:8: KV902 models/kv-heads-zero/config.json:10:3: "
+            "model-kv-heads-zero.yaml:1:1: KV907 [info] ",
+            "model-kv-heads-zero.yaml:1:8: KV902 [error] models/kv-heads-zero/config.json:10:3: "
             "`num_key_value_heads` is 0: a model needs at least one KV head",
         ],
     ),
     "model-kv-heads-over.yaml": (
         2,
         [
-            "model-kv-heads-over.yaml:1:1: KV907 ",
-            "model-kv-heads-over.yaml:1:8: KV902 models/kv-heads-over/config.json:10:3: "
+            "model-kv-heads-over.yaml:1:1: KV907 [info] ",
+            "model-kv-heads-over.yaml:1:8: KV902 [error] models/kv-heads-over/config.json:10:3: "
             "`num_key_value_heads` 64 is greater than the attention head count 32",
         ],
     ),
     "model-config-not-json.yaml": (
         2,
         [
-            "model-config-not-json.yaml:1:1: KV907 ",
-            "model-config-not-json.yaml:1:8: KV902 models/not-json/config.json:4:3: the model "
+            "model-config-not-json.yaml:1:1: KV907 [info] ",
+            "model-config-not-json.yaml:1:8: KV902 [error] models/not-json/config.json:4:3: the "
+            "model "
             "config is not valid JSON: Expecting ',' delimiter",
         ],
     ),
     "model-layers-1e308.yaml": (
         2,
         [
-            "model-layers-1e308.yaml:1:1: KV907 ",
-            "model-layers-1e308.yaml:1:8: KV902 models/layers-1e308/config.json:8:3: "
+            "model-layers-1e308.yaml:1:1: KV907 [info] ",
+            "model-layers-1e308.yaml:1:8: KV902 [error] models/layers-1e308/config.json:8:3: "
             "`num_hidden_layers` is out of range (309 digits)",
         ],
     ),
     "model-layers-million.yaml": (
         2,
         [
-            "model-layers-million.yaml:1:1: KV907 ",
-            "model-layers-million.yaml:1:8: KV902 models/layers-million/config.json:1:",
+            "model-layers-million.yaml:1:1: KV907 [info] ",
+            "model-layers-million.yaml:1:8: KV902 [error] models/layers-million/config.json:1:",
         ],
     ),
     "model-digits-5000.yaml": (
         2,
         [
-            "model-digits-5000.yaml:1:1: KV907 ",
-            "model-digits-5000.yaml:1:8: KV902 models/digits-5000/config.json: the model config "
+            "model-digits-5000.yaml:1:1: KV907 [info] ",
+            "model-digits-5000.yaml:1:8: KV902 [error] models/digits-5000/config.json: the model "
+            "config "
             "holds a number too long to read",
         ],
     ),
     # The model directory ships code (auto_map): it is never imported; the shape is read as data.
-    "trust-remote-code.yaml": (0, ["trust-remote-code.yaml:2:1: KV907 "]),
-    "fifo.yaml": (2, ["fifo.yaml:1:1: KV901 not a regular file (a pipe, socket or device)"]),
-    "/dev/zero": (2, ["/dev/zero:1:1: KV901 not a regular file (a pipe, socket or device)"]),
+    "trust-remote-code.yaml": (0, ["trust-remote-code.yaml:2:1: KV907 [info] "]),
+    "fifo.yaml": (
+        2,
+        ["fifo.yaml:1:1: KV901 [error] not a regular file (a pipe, socket or device)"],
+    ),
+    "/dev/zero": (
+        2,
+        ["/dev/zero:1:1: KV901 [error] not a regular file (a pipe, socket or device)"],
+    ),
     "loop-a.yaml": (2, ["kvlint: loop-a.yaml: a symlink that loops or points nowhere"]),
     "loops": (
         2,
         [
-            "loops/a.yaml:1:1: KV901 cannot read: Too many levels of symbolic links",
-            "loops/b.yaml:1:1: KV901 cannot read: Too many levels of symbolic links",
+            "loops/a.yaml:1:1: KV901 [error] cannot read: Too many levels of symbolic links",
+            "loops/b.yaml:1:1: KV901 [error] cannot read: Too many levels of symbolic links",
         ],
     ),
     # A directory named like a file is a folder: walked, its files checked.
-    "dir-named-like.yaml": (0, ["dir-named-like.yaml/inner.yaml:1:1: KV907 "]),
+    "dir-named-like.yaml": (0, ["dir-named-like.yaml/inner.yaml:1:1: KV907 [info] "]),
     "missing.yaml": (2, ["kvlint: missing.yaml: no such file or directory"]),
 }
 
@@ -415,12 +452,13 @@ def test_unreadable_file(corpus: Path) -> None:
     assert_well_behaved(outcome)
     if os.access(corpus / UNREADABLE, os.R_OK):  # root ignores the mode bits
         assert outcome.lines() == [
-            "unreadable.yaml:1:1: KV907 the files do not give the GPU type: the checks that need "
+            "unreadable.yaml:1:1: KV907 [info] the files do not give the GPU type: the checks that "
+            "need "
             "it did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)"
         ]
         assert outcome.code == 0
     else:
-        assert outcome.lines() == ["unreadable.yaml:1:1: KV901 permission denied"]
+        assert outcome.lines() == ["unreadable.yaml:1:1: KV901 [error] permission denied"]
         assert outcome.code == 2
 
 
@@ -432,10 +470,11 @@ def test_twenty_thousand_unknown_flags(corpus: Path) -> None:
     lines = outcome.lines()
     assert len(lines) == UNKNOWN_FLAGS + 1  # and KV907: no GPU named
     assert lines[1] == (
-        "unknown-flags.yaml:10:65: KV501 unknown flag `--max-num-seqz0` for vllm; did you mean "
+        "unknown-flags.yaml:10:65: KV501 [error] unknown flag `--max-num-seqz0` for vllm; did you "
+        "mean "
         "`--max-num-seqs`?"
     )
-    assert lines[-1].endswith(": KV501 unknown flag `--max-num-seqz19999` for vllm")
+    assert lines[-1].endswith(": KV501 [error] unknown flag `--max-num-seqz19999` for vllm")
 
 
 def test_whole_corpus_in_one_run(corpus: Path) -> None:

@@ -146,8 +146,9 @@ def test_offline_the_message_says_how_to_fix_it(tmp_path: Path) -> None:
     assert TOKEN not in outcome.text
     (line,) = [s for s in outcome.lines() if "KV902" in s]
     assert line == (
-        f"deploy.yaml:1:8: KV902 model '{MODEL}' is not in the built-in catalog (`kvlint models` "
-        f"lists it) nor in the Hugging Face cache at {tmp_path / 'hf-home' / 'hub'}, and "
+        f"deploy.yaml:1:8: KV902 [error] model '{MODEL}' is not in the built-in catalog "
+        "(`kvlint models` lists it) nor in the Hugging Face cache at "
+        f"{tmp_path / 'hf-home' / 'hub'}, and "
         "--offline, so its config.json was not downloaded: pass a config.json path or a model "
         "directory, or point HF_HOME / HF_HUB_CACHE at a cache that holds it"
     )

@@ -91,8 +91,10 @@ def test_full_format_frames_the_value(repo: Path, capsys: pytest.CaptureFixture[
     done = run_cli(["check", "--no-config", "--format", "full", "deploy/llama.yaml"], capsys)
     assert done.code == 1
     assert "\x1b[" not in done.out  # not a terminal, --color auto
-    second = done.out[done.out.index("deploy/llama.yaml:22:15: KV501 [error] unknown flag") :]
-    assert second == (
+    # The error first, though it is on the later line: findings go by severity, then position.
+    warning = done.out.index("deploy/llama.yaml:21:30: KV301 [warning] `max_num_seqs` 256 ")
+    first, second = done.out[:warning], done.out[warning:]
+    assert first == (
         "deploy/llama.yaml:22:15: KV501 [error] unknown flag `--gpu-memory-utilisation` for "
         "vllm; did you mean `--gpu-memory-utilization`?\n"
         "   |\n"
@@ -102,15 +104,13 @@ def test_full_format_frames_the_value(repo: Path, capsys: pytest.CaptureFixture[
         "23 |           resources:\n"
         "   |\n"
         "\n"
-        "Found 1 error, 1 warning in 1 file, 1 deployment.\n"
     )
-    first = done.out[: done.out.index(second)]
-    assert first.startswith("deploy/llama.yaml:21:30: KV301 [warning] `max_num_seqs` 256 ")
     assert (
         "21 |             - --max-num-seqs=256\n   |                              ^^^ KV301\n"
-        in first
+        in second
     )
-    assert "  = fix [~]: Lower `max_num_seqs` to " in first
+    assert "  = fix [~]: Lower `max_num_seqs` to " in second
+    assert second.endswith("\nFound 1 error, 1 warning in 1 file, 1 deployment.\n")
 
 
 def test_full_format_in_colour_when_asked(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.linter import CodeCount
 from kvlint.report.base import ReportOptions
 from kvlint.report.full import FullReporter
 from kvlint.report.full import code_frame
@@ -101,12 +102,15 @@ def test_statistics_count_per_code() -> None:
     stream = io.StringIO()
     reporter = FullReporter(stream, ReportOptions(statistics=True))
     reporter.finding(KV301)
-    by_code = (("KV301", "max-num-seqs-over-kv-budget", 12), ("KV903", "unknown-gpu", 1))
+    by_code = (
+        CodeCount("KV301", "max-num-seqs-over-kv-budget", 12, Severity.ERROR, 0, 12),
+        CodeCount("KV903", "unknown-gpu", 1, Severity.WARNING),
+    )
     done = replace(summary({"error": 12, "warning": 1}, files=3, deployments=4), by_code=by_code)
     reporter.finish(done)
     assert stream.getvalue() == (
-        "12  KV301  max-num-seqs-over-kv-budget\n"
-        " 1  KV903  unknown-gpu\n"
+        "12  KV301  error    [~]  max-num-seqs-over-kv-budget\n"
+        " 1  KV903  warning       unknown-gpu\n"
         "Found 12 errors, 1 warning in 3 files, 4 deployments.\n"
     )
 

@@ -9,6 +9,8 @@ from dataclasses import replace
 import pytest
 
 from kvlint.deployment import Sourced
+from kvlint.finding import Severity
+from kvlint.finding import Span
 from kvlint.linter import DeploymentResult
 from kvlint.report import summary as summary_module
 from kvlint.report.summary import SummaryReporter
@@ -119,3 +121,12 @@ def test_paths_lose_their_dot_slash() -> None:
     out = render_summary([result("./deploy.yaml")], [finding], summary({"error": 1}))
     assert "| `deploy.yaml:3:15` | KV301 |" in out
     assert "### `deploy.yaml`: vllm config" in out
+
+
+def test_findings_go_errors_first_then_by_path() -> None:
+    warning = KV301._replace(severity=Severity.WARNING, span=Span("a.yaml", 1, 1))
+    error = KV301._replace(span=Span("b.yaml", 9, 1))
+    info = KV301._replace(severity=Severity.INFO, span=Span("a.yaml", 2, 1))
+    out = render_summary([], [info, warning, error], summary({"error": 1}, deployments=0))
+    rows = [line for line in out.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == ["b.yaml:9:1", "a.yaml:1:1", "a.yaml:2:1"]

@@ -88,6 +88,9 @@ def test_correcting_a_stated_pool_is_a_safe_fix(
         encoding="utf-8",
     )
     result = run_cli(["check", str(plan), "--no-config", "--format", "concise"], capsys)
-    assert f"{plan}:9:19: KV102 [*] `kv_pool_tokens` 1,000,000 matches no computation" in result.out
+    assert (
+        f"{plan}:9:19: KV102 [warning] [*] `kv_pool_tokens` 1,000,000 matches no computation"
+        in result.out
+    )
     run_cli(["check", str(plan), "--no-config", "--fix"], capsys)
     assert plan.read_text(encoding="utf-8").endswith("  kv_pool_tokens: 327680\n")
