@@ -92,3 +92,10 @@ class Deployment:
     # Settings whose value the file leaves to run time (`$(MAX_LEN)`, `{{ .Values.len }}`), by
     # Deployment field: the value as written. The arithmetic cannot use them (sizing says so).
     runtime: dict[str, Sourced[str]] = field(default_factory=dict)
+    # GPUs across the pods one engine spans (a LeaderWorkerSet group, a Ray cluster), when it
+    # spans more than its own pod; `gpu_count` stays the pod's own.
+    group_gpus: Sourced[int] | None = None
+    # The model a custom resource beside the container says it serves (an llmaz OpenModel, an
+    # OME BaseModel), and that resource ("OpenModel/qwen2-0--5b").
+    claimed_model: Sourced[str] | None = None
+    claimed_by: str = ""

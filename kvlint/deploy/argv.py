@@ -223,3 +223,26 @@ def substitute(token: Token, env: Mapping[str, Token], *, shell: bool = False) -
         if name in env:
             result = result.replace(match.group(0), env[name].text, 1)
     return token._replace(text=result) if result != text else token
+
+
+def nested_commands(word: Token) -> list[list[Token]]:
+    """The commands of a script that is itself one word of a string (compose's
+    ``command: sh -c "vllm serve ..."``), each token still pointing at its characters."""
+    node, aligner = word.node, word.aligner
+    if node is None or aligner is None:
+        return []
+    result: list[list[Token]] = [[]]
+    cursor = word.start
+    for text, _, _, is_operator in _lex(word.text):
+        if is_operator:
+            if result[-1]:
+                result.append([])
+            continue
+        # The words appear in the string in order; quotes and escapes only add characters.
+        found = node.text.find(text, cursor, word.end) if text else -1
+        if found < 0:
+            result[-1].append(Token(text, node, aligner, word.start, word.end))
+            continue
+        result[-1].append(Token(text, node, aligner, found, found + len(text)))
+        cursor = found + len(text)
+    return [command for command in result if command]

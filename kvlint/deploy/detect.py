@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import commands
+from kvlint.deploy.argv import nested_commands
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})
@@ -119,9 +120,10 @@ def _script(tokens: list[Token]) -> Invocation | None:
             if i + 1 >= len(tokens):
                 return None
             script = tokens[i + 1]
-            if script.node is None or script.aligner is not None:
+            if script.node is None:
                 return None
-            for command in commands(script.node):
+            nested = script.aligner is not None  # the script is one word of a string
+            for command in nested_commands(script) if nested else commands(script.node):
                 found = _scan(command)
                 if found is not None:
                     return found

@@ -10,17 +10,21 @@ from pathlib import Path
 
 from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.claims import attach
+from kvlint.deploy.claims import model_resources
 from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
 from kvlint.finding import InputProblem
 from kvlint.finding import Span
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 from kvlint.source.text import decode
 from kvlint.source.text import unreadable
 from kvlint.source.yaml import Document
 from kvlint.source.yaml import parse_documents
+from kvlint.source.yaml import parse_embedded
 
 # Deployment files are kilobytes; a file this large is data, and reading it would only be slow.
 MAX_BYTES = 16 * 2**20
@@ -92,8 +96,13 @@ def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
     ctx = Context(source, problems)
     ctx.problems.extend(parse_problems)
     deployments: list[Deployment] = []
+    # Models named by one document and claimed by another (an llmaz OpenModel, an OME
+    # BaseModel): read first, so the claiming document's deployments get them in any order.
+    resources = model_resources([document.root for document in documents])
     for document in documents:
-        deployments.extend(_read_document(document, ctx))
+        found = _read_document(document, ctx)
+        attach(document.root, found, resources)
+        deployments.extend(found)
     for dep in deployments:
         ctx.problems.extend(dep.problems)
     return LoadResult(display, source.text, deployments, ctx.problems)
@@ -123,9 +132,29 @@ def _wrapped(root: Node) -> list[Node] | None:
         values = root.dig("spec", "values")
         return [values] if isinstance(values, Mapping) else []
     if kind == "Application" and (root.text_of("apiVersion") or "").startswith("argoproj.io/"):
-        values = root.dig("spec", "source", "helm", "valuesObject")
-        return [values] if isinstance(values, Mapping) else []
+        return _argo_values(root)
     return None
+
+
+def _argo_values(root: Mapping) -> list[Node]:
+    """An Argo CD Application's inline Helm values: ``valuesObject``, or ``values`` as a YAML
+    string (a literal block), for its one ``source`` or each of its ``sources``."""
+    sources = root.dig("spec", "sources")
+    found: list[Node] = []
+    items = list(sources.items) if isinstance(sources, Sequence) else [root.dig("spec", "source")]
+    for source in items:
+        helm = source.mapping("helm") if isinstance(source, Mapping) else None
+        if helm is None:
+            continue
+        values = helm.get("valuesObject")
+        if isinstance(values, Mapping):
+            found.append(values)
+            continue
+        text = helm.get("values")
+        if isinstance(text, Scalar):
+            documents, _ = parse_embedded(text)  # a broken string: Helm itself reports it
+            found.extend(d.root for d in documents if isinstance(d.root, Mapping))
+    return found
 
 
 def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.container import int_sourced
+from kvlint.deploy.compose_vars import interpolate
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
@@ -48,6 +49,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
             command_key="entrypoint",
             args_key="command",
             env_key="environment",
+            interpolate=interpolate,
         )
         if dep is None:
             continue

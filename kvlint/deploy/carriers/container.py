@@ -8,6 +8,7 @@ reads are applied before flags (flags win, as in every engine).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -16,9 +17,17 @@ from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.argv import substitute
 from kvlint.deploy.argv import words
+from kvlint.deploy.compose_vars import shell_defaults
+from kvlint.deploy.detect import Invocation
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import version_from_image
+from kvlint.deploy.search import image_text
+from kvlint.deploy.serving import engine_title
+from kvlint.deploy.serving import flags_engine
+from kvlint.deploy.serving import is_client
+from kvlint.deploy.serving import other_image
+from kvlint.deploy.serving import other_program
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
@@ -193,16 +202,32 @@ def container_deployment(
     env_key: str = "env",
     extra_env: Iterable[tuple[str, Token]] = (),
     default_engine: str | None = None,
+    interpolate: Callable[[Token], Token] | None = None,
 ) -> Deployment | None:
-    """The Deployment a container runs, or None when it runs no engine kvlint knows."""
-    image_node = container.get("image")
-    image = image_node.text if isinstance(image_node, Scalar) else ""
+    """The Deployment a container runs, or None when it runs no engine kvlint knows.
+
+    ``interpolate`` rewrites every token first (compose's ``${VAR:-default}``)."""
+    image, image_node = image_text(container)
     env = dict(extra_env)
     env.update(env_tokens(container.get(env_key)))
     command_node = container.get(command_key)
-    command = [substitute(t, env) for t in from_node(command_node)]
-    args = [substitute(t, env) for t in from_node(container.get(args_key))]
+    command = from_node(command_node)
+    args = from_node(container.get(args_key))
+    if interpolate is not None:
+        if image_node is not None and image == image_node.text:
+            image = interpolate(Token(image, image_node)).text
+        env = {key: interpolate(token) for key, token in env.items()}
+        command = [interpolate(t) for t in command]
+        args = [interpolate(t) for t in args]
+    command = [substitute(t, env) for t in command]
+    args = [substitute(t, env) for t in args]
     invocation = find_invocation(command + args, image, command_given=command_node is not None)
+    # Flags alone, for an operator that supplies the engine's image and entrypoint (llm-d's
+    # ModelService, KServe's LLMInferenceService): they are that engine's.
+    if invocation is None and command_node is None and args and default_engine is not None:
+        known = image_engine(image)
+        if known in (None, default_engine) and other_image(image) is None:
+            invocation = Invocation(default_engine, args, None, "the operator's entrypoint")
     engine_name = invocation.engine if invocation is not None else None
     if engine_name is None and command_node is None and not args:
         # No argv at all: the image's own entrypoint, or settings carried in env vars only.
@@ -211,14 +236,12 @@ def container_deployment(
             engine_name = "ollama"
         engine_name = engine_name or default_engine
     if engine_name is None:
-        suspected = image_engine(image) if image else None
-        if suspected is not None and command_node is not None:
-            where = command_node.span
-            message = (
-                f"{name}: the image looks like {suspected}, but `{_program(command)}` is not a "
-                f"program kvlint knows how to read, so its settings are not checked"
-            )
-            problems.append(InputProblem("KV905", where, message, Severity.WARNING))
+        reason = unread_server(image, command, args, command_given=command_node is not None)
+        if reason is not None:
+            found = (command_node, container.get(args_key), image_node)
+            where = next((node for node in found if node is not None), container)
+            message = f"{name}: {reason}, so its settings are not checked"
+            problems.append(InputProblem("KV905", where.span, message, Severity.WARNING))
         return None
     engine = ENGINES[engine_name]
     if invocation is not None and invocation.program is not None:
@@ -246,7 +269,11 @@ def container_deployment(
         if token is not None and token.node is not None:
             engine.apply_args(dep, words(token.node))
     if invocation is not None:
-        tokens = [substitute(t, env, shell=t.aligner is not None) for t in invocation.args]
+        tokens = invocation.args
+        if interpolate is not None:
+            tokens = [interpolate(t) for t in tokens]
+        tokens = [shell_defaults(t, env) if t.aligner is not None else t for t in tokens]
+        tokens = [substitute(t, env, shell=t.aligner is not None) for t in tokens]
         if invocation.launcher.startswith("dynamo."):
             tokens = _drop_flags(tokens, DYNAMO_FLAGS)
         engine.apply_args(dep, tokens)
@@ -257,8 +284,49 @@ def container_deployment(
     return dep
 
 
+def unread_server(
+    image: str, command: list[Token], args: list[Token], *, command_given: bool
+) -> str | None:
+    """Why a container that runs no engine kvlint reads still runs an LLM server (for KV905),
+    or None when nothing says it serves a model."""
+    argv = command + args
+    if is_client(argv):
+        return None
+    program = other_program(argv)
+    if program is not None:
+        return f"it runs {program}, a server kvlint does not read"
+    stack = other_image(image) if image else None
+    if stack is not None:
+        return f"the image `{image}` is {stack}, a server kvlint does not read"
+    suspected = image_engine(image) if image else None
+    if suspected is not None and command_given:
+        return (
+            f"the image looks like {suspected}, but `{_program(command)}` is not a program "
+            f"kvlint knows how to read"
+        )
+    if suspected is not None and args:
+        return (
+            f"the {engine_title(suspected)} image `{image}` does not start the server by itself, "
+            f"and `args` name no program kvlint reads"
+        )
+    found = flags_engine(args) if not command_given else None
+    if found is not None:
+        engine, flags = found
+        shown = ", ".join(f"`{flag}`" for flag in flags)
+        return (
+            f"`args` are {engine_title(engine)}'s flags ({shown}), but kvlint does not know what "
+            f"the image `{image or '?'}` runs: name the program in `command`"
+        )
+    return None
+
+
 def _program(command: list[Token]) -> str:
-    return command[0].text if command else "?"
+    if not command:
+        return "?"
+    program = command[0].text
+    if program.rsplit("/", 1)[-1] in ("sh", "bash", "ash", "dash", "zsh") and len(command) > 1:
+        return f"{program} {command[1].text}"  # `sh -c`: the script runs nothing kvlint reads
+    return program
 
 
 def _drop_flags(tokens: list[Token], flags: dict[str, bool]) -> list[Token]:

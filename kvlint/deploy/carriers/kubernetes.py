@@ -7,6 +7,7 @@ from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import scalar_sourced
+from kvlint.deploy.groups import lws_gpus
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
@@ -118,9 +119,15 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
         role = ""
         if kind == "LeaderWorkerSet":
             role = " leader" if "leaderTemplate" in path else " worker"
+        before = len(ctx.problems)
         found = pod_deployments(
             pod_spec, label=label + role, carrier=NAME, ctx=ctx, template=template, workload=root
         )
-        if found:
-            return found
+        if found or any(p.code == "KV905" for p in ctx.problems[before:]):
+            group = root.dig("spec", "leaderWorkerTemplate")
+            if kind == "LeaderWorkerSet" and isinstance(group, Mapping) and found:
+                total = lws_gpus(group, ctx.problems)
+                for dep in found:
+                    dep.group_gpus = total
+            return found  # a leader that runs a server kvlint cannot read: said once, for it
     return []

@@ -1,0 +1,102 @@
+"""Any other Kubernetes object: every container under it that runs an engine.
+
+Tried after the carriers that know a kind's own fields (KServe, KubeAI, Dynamo, RayService):
+the document is searched for pod specs and containers (``kvlint.deploy.search``), so an
+operator's custom resource (AIBrix StormService and RayClusterFleet, llm-d DisaggregatedSet,
+llmaz Service, Seldon, Argo Rollouts and Workflows, OME runtimes, KAITO templates) is read like
+a Deployment. A resource that runs a server kvlint cannot read is a KV905 warning; one that
+holds no container is another kind of object (a Service, a ConfigMap) and says nothing.
+"""
+
+from __future__ import annotations
+
+from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.carriers.container import container_deployment
+from kvlint.deploy.carriers.kubernetes import kind_of
+from kvlint.deploy.carriers.kubernetes import object_name
+from kvlint.deploy.carriers.kubernetes import pod_facts
+from kvlint.deploy.groups import lws_gpus
+from kvlint.deploy.groups import ray_cluster_gpus
+from kvlint.deploy.search import ContainerSite
+from kvlint.deploy.search import containers
+from kvlint.deploy.serving import unread_resource
+from kvlint.deployment import Deployment
+from kvlint.finding import InputProblem
+from kvlint.finding import Severity
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
+
+NAME = "custom-resource"
+
+_GROUP_WORDS = ("leader", "head", "worker")
+# Resources whose operator supplies the engine's image and entrypoint, so a container of theirs
+# with flags alone runs that engine (llm-d's ModelService takes them from its BaseConfig).
+_ENGINE_OF_KIND = {("llm-d.ai", "ModelService"): "vllm"}
+
+
+def matches(root: Node) -> bool:
+    return kind_of(root) is not None
+
+
+def extract(root: Node, ctx: Context) -> list[Deployment]:
+    assert isinstance(root, Mapping)
+    label = object_name(root)
+    read: list[tuple[ContainerSite, Deployment | None, list[InputProblem]]] = []
+    for site in containers(root):
+        problems: list[InputProblem] = []
+        read.append((site, _deployment(site, root, label, problems), problems))
+    # Where a group's leader (or a Ray head) runs the engine, its workers' containers are that
+    # one engine's other ranks (or `ray start`): not deployments of their own, nor unread ones.
+    led = {
+        _unit(site)
+        for site, dep, problems in read
+        if site.leader and (dep is not None or any(p.code == "KV905" for p in problems))
+    }
+    deployments: list[Deployment] = []
+    for site, dep, problems in read:
+        if not site.leader and "worker" in site.roles and _unit(site) in led:
+            continue
+        ctx.problems.extend(problems)
+        if dep is not None:
+            deployments.append(dep)
+    if not deployments:
+        reason = unread_resource(root)
+        if reason is not None:
+            message = f"{label}: {reason}, so its settings are not checked"
+            ctx.problems.append(InputProblem("KV905", root.span, message, Severity.WARNING))
+    return deployments
+
+
+def _deployment(
+    site: ContainerSite, root: Mapping, label: str, problems: list[InputProblem]
+) -> Deployment | None:
+    container = site.container
+    name = container.text_of("name") or "?"
+    where = " ".join(site.roles)
+    kind = "initContainer" if site.init else "container"
+    facts = pod_facts(site.pod, site.template, root) if site.pod is not None else None
+    api = (root.text_of("apiVersion") or "").partition("/")[0]
+    dep = container_deployment(
+        container,
+        name=f"{label}{' ' + where if where else ''} {kind} {name}",
+        carrier=NAME,
+        problems=problems,
+        pod=facts,
+        default_engine=_ENGINE_OF_KIND.get((api, root.text_of("kind") or "")),
+    )
+    if dep is None:
+        return None
+    if site.group is not None and site.leader:
+        dep.group_gpus = lws_gpus(site.group, problems)
+    elif site.cluster is not None and site.leader:
+        dep.group_gpus = ray_cluster_gpus(site.cluster, problems)
+    return dep
+
+
+def _unit(site: ContainerSite) -> tuple[str, ...]:
+    """The roles above the group's own words: ``(prefill, leader)`` and ``(prefill, worker)``
+    are one unit, ``(decode, worker)`` another."""
+    for index, word in enumerate(site.roles):
+        if word in _GROUP_WORDS:
+            return site.roles[:index]
+    return site.roles

@@ -1,0 +1,207 @@
+"""LLM servers kvlint does not read: how a container is still known to run one.
+
+A container that runs no engine kvlint reads is usually no LLM server at all (a router, a model
+downloader, nginx), and says nothing. But one that does run a server whose settings kvlint
+cannot read must say so (KV905, a warning), or the file would pass as checked: another serving
+stack's image or program (NIM, TensorRT-LLM, LMDeploy, ...), an engine's image started by a
+launcher of its own, or an engine's flags handed to an image kvlint does not know.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kvlint.deploy.argv import Token
+from kvlint.deploy.argv import commands
+from kvlint.deploy.argv import nested_commands
+from kvlint.deploy.search import image_text
+from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Scalar
+
+# Serving stacks kvlint has no reader for, by image (the registries' own names).
+_IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
+    (re.compile(r"tritonserver|tensorrt[-_]?llm|trtllm", re.IGNORECASE), "TensorRT-LLM"),
+    (re.compile(r"lmdeploy", re.IGNORECASE), "LMDeploy"),
+    (re.compile(r"local-?ai", re.IGNORECASE), "LocalAI"),
+    (re.compile(r"aphrodite", re.IGNORECASE), "Aphrodite"),
+    (re.compile(r"mistral\.?rs", re.IGNORECASE), "mistral.rs"),
+    (re.compile(r"xinference", re.IGNORECASE), "Xinference"),
+    (re.compile(r"(^|/)lorax", re.IGNORECASE), "LoRAX"),
+    (re.compile(r"tabbyapi", re.IGNORECASE), "TabbyAPI"),
+    (re.compile(r"koboldcpp", re.IGNORECASE), "KoboldCpp"),
+    (re.compile(r"llamafile", re.IGNORECASE), "llamafile"),
+    (re.compile(r"mlc-?llm", re.IGNORECASE), "MLC LLM"),
+    (re.compile(r"openllm", re.IGNORECASE), "OpenLLM"),
+    (re.compile(r"ray-?llm", re.IGNORECASE), "RayLLM"),
+    (re.compile(r"deepspeed-?mii", re.IGNORECASE), "DeepSpeed-MII"),
+    (re.compile(r"huggingface/tei|text-embeddings-inference", re.IGNORECASE), "TEI"),
+)
+# Server programs of those stacks (the program's basename) and Python modules started with -m.
+_PROGRAMS = {
+    "trtllm-serve": "TensorRT-LLM",
+    "tritonserver": "TensorRT-LLM",
+    "lmdeploy": "LMDeploy",
+    "local-ai": "LocalAI",
+    "aphrodite": "Aphrodite",
+    "mistralrs-server": "mistral.rs",
+    "xinference-local": "Xinference",
+    "lorax-launcher": "LoRAX",
+    "llamafile": "llamafile",
+    "koboldcpp": "KoboldCpp",
+    "mlc_llm": "MLC LLM",
+    "text-embeddings-router": "TEI",
+    "openllm": "OpenLLM",
+}
+_MODULES = {
+    "llama_cpp.server": "llama-cpp-python",
+    "lmdeploy": "LMDeploy",
+    "aphrodite.endpoints.openai.api_server": "Aphrodite",
+    "mlc_llm": "MLC LLM",
+    "tensorrt_llm.commands.serve": "TensorRT-LLM",
+    "sglang_router.launch_server": "SGLang's router launcher",
+    "fastchat.serve.vllm_worker": "FastChat's vLLM worker",
+}
+# An engine's own program with a sub-command that is a client, not a server (`vllm bench`,
+# `ollama pull` in an init container): no server runs, so nothing is missed.
+_CLIENTS = {
+    "vllm": frozenset({"bench", "chat", "complete", "collect-env", "run-batch"}),
+    "sglang": frozenset({"bench", "version"}),
+    "ollama": frozenset({"pull", "run", "create", "list", "show", "cp", "rm", "push", "ps"}),
+    # A Ray worker (or head) joining a cluster: the engine is started elsewhere, on the head.
+    "ray": frozenset({"start", "stop", "status", "job"}),
+}
+_CLIENT_PROGRAMS = frozenset({"llama-bench", "llama-cli", "llama-quantize", "huggingface-cli"})
+_ENGINE_NAMES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "llamacpp": "llama.cpp",
+    "tgi": "TGI",
+    "ollama": "Ollama",
+}
+# Flags that only an engine spells so: args made of them are an engine's, whatever the image.
+_FLAGS = {
+    "vllm": frozenset(
+        {
+            "--tensor-parallel-size",
+            "--max-model-len",
+            "--gpu-memory-utilization",
+            "--max-num-seqs",
+            "--served-model-name",
+            "--kv-cache-dtype",
+            "--enforce-eager",
+        }
+    ),
+    "sglang": frozenset({"--model-path", "--tp-size", "--mem-fraction-static", "--context-length"}),
+    "tgi": frozenset({"--model-id", "--num-shard", "--max-total-tokens", "--max-input-tokens"}),
+    "llamacpp": frozenset({"--ctx-size", "--n-gpu-layers", "-ngl", "--parallel", "-ctk"}),
+}
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+_WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})
+
+
+def engine_title(engine: str) -> str:
+    return _ENGINE_NAMES.get(engine, engine)
+
+
+def _basename(text: str) -> str:
+    return text.rstrip("/").rsplit("/", 1)[-1]
+
+
+def other_image(image: str) -> str | None:
+    """The serving stack an image of another project ships, if any."""
+    for pattern, what in _IMAGES:
+        if pattern.search(image):
+            return what
+    return None
+
+
+def _programs(argv: list[Token]) -> list[list[Token]]:
+    """The simple commands an argv runs: itself, or each command of an ``sh -c`` script."""
+    words = [t for t in argv if not _is_wrapper(t.text)]
+    if words and _basename(words[0].text) in _SHELLS:
+        for i, token in enumerate(words[1:], start=1):
+            text = token.text
+            if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
+                script = words[i + 1] if i + 1 < len(words) else None
+                if script is None or script.node is None:
+                    return []
+                nested = script.aligner is not None
+                found = nested_commands(script) if nested else commands(script.node)
+                return [[t for t in command if not _is_wrapper(t.text)] for command in found]
+    return [words] if words else []
+
+
+def _is_wrapper(text: str) -> bool:
+    return _basename(text) in _WRAPPERS or bool(re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", text))
+
+
+def other_program(argv: list[Token]) -> str | None:
+    """``(stack, program)`` text for the first command of another serving stack, if any."""
+    for command in _programs(argv):
+        for i, token in enumerate(command):
+            base = _basename(token.text)
+            if token.text == "-m" and i + 1 < len(command):
+                module = command[i + 1].text
+                for prefix, what in _MODULES.items():
+                    if module == prefix or module.startswith(prefix + "."):
+                        return f"{what} (`python -m {module}`)"
+                break
+            if base in _PROGRAMS:
+                return f"{_PROGRAMS[base]} (`{base}`)"
+            if i == 0 and not base.startswith("python"):
+                break
+    return None
+
+
+def is_client(argv: list[Token]) -> bool:
+    """Whether the argv runs an engine's client sub-command (``vllm bench``, ``ollama pull``)."""
+    for command in _programs(argv):
+        if not command:
+            continue
+        base = _basename(command[0].text)
+        if base in _CLIENT_PROGRAMS:
+            return True
+        sub = command[1].text if len(command) > 1 else ""
+        if base in _CLIENTS and sub in _CLIENTS[base]:
+            return True
+    return False
+
+
+def flags_engine(args: list[Token]) -> tuple[str, list[str]] | None:
+    """The engine whose own flags ``args`` are (two at least), with the flags found."""
+    written = {t.text.partition("=")[0] for t in args}
+    best: tuple[str, list[str]] | None = None
+    for engine, flags in _FLAGS.items():
+        found = sorted(written & flags)
+        if len(found) >= 2 and (best is None or len(found) > len(best[1])):
+            best = (engine, found)
+    return best
+
+
+def unread_resource(root: Mapping) -> str | None:
+    """Why a custom resource with no container kvlint reads still runs an LLM server, or None.
+
+    The operators that start a server from fields of their own rather than a container: an
+    NVIDIA ``NIMService`` (the NIM launcher picks TensorRT-LLM, vLLM or SGLang by profile) and
+    a KAITO ``Workspace`` or ``InferenceSet`` running a preset (KAITO's own vLLM launcher)."""
+    api = root.text_of("apiVersion") or ""
+    kind = root.text_of("kind") or ""
+    group = api.partition("/")[0]
+    spec = root.mapping("spec")
+    if group == "apps.nvidia.com" and kind == "NIMService" and spec is not None:
+        image, _ = image_text(spec)
+        shown = f" `{image}`" if image else ""
+        return f"it runs an NVIDIA NIM{shown}, a server kvlint does not read"
+    if group == "apps.nvidia.com" and kind == "NIMPipeline":
+        return "it runs NVIDIA NIMs, servers kvlint does not read"
+    if group == "kaito.sh" and kind in ("Workspace", "InferenceSet"):
+        # A Workspace keeps `inference` at the top level; an InferenceSet under its template.
+        for path in (("inference",), ("spec", "template", "inference"), ("spec", "inference")):
+            preset = root.dig(*path, "preset", "name")
+            if isinstance(preset, Scalar) and preset.value is not None:
+                return (
+                    f"it runs the KAITO preset `{preset.text}`, whose engine settings KAITO's "
+                    f"own launcher chooses"
+                )
+    return None
