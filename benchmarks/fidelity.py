@@ -1,10 +1,13 @@
 """Replay every calibration log through kvlint and report how close its engine accounting comes.
 
-    python benchmarks/fidelity.py            # per case and in total
+    python benchmarks/fidelity.py            # per case and in total, both corpora
     python benchmarks/fidelity.py --fit      # also refit the overhead constants and print them
+    python benchmarks/fidelity.py --only repo  # just the repository's corpus, with per-source rows
 
 Reads ``../shared/fixtures/engine-logs/engine_logs.jsonl`` (real start-up logs with the settings
-that produced them; see its README). For each case it builds a Deployment from the logged
+that produced them; see its README) and the repository's own corpus,
+``tests/fixtures/engine-logs/corpus.jsonl`` (same schema; see its README), which the overhead
+constants were never fitted to. For each case it builds a Deployment from the logged
 settings, resolves the model through kvlint's catalog (else the shared ``hf-configs`` fixture),
 and compares:
 
@@ -42,6 +45,7 @@ from kvlint.model.spec import ModelSpec  # noqa: E402
 from kvlint.units import GiB  # noqa: E402
 
 LOGS = REPO.parent / "shared" / "fixtures" / "engine-logs" / "engine_logs.jsonl"
+CORPUS = REPO / "tests" / "fixtures" / "engine-logs" / "corpus.jsonl"
 HF_CONFIGS = REPO.parent / "shared" / "fixtures" / "hf-configs"
 SPAN = Span("engine_logs.jsonl", 1, 1)
 
@@ -141,6 +145,8 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     dep.enforce_eager = s(case.get("enforce_eager"))
     dep.kv_cache_memory_bytes = s(kv_bytes)
     dep.dtype = s(_model_dtype(case))
+    if case.get("data_parallel_size"):
+        dep.data_parallel_size = s(case["data_parallel_size"])
     command = " ".join(case.get("quotes") or [])
     if "--enable-dp-attention" in command:
         dep.settings = {"enable-dp-attention": Sourced(True, SPAN)}
@@ -194,6 +200,35 @@ class Replay:
         if self.pinned is None or not logged or self.pinned.max_concurrency is None:
             return None
         return (self.pinned.max_concurrency - logged) / logged
+
+    def pool_error(self) -> float | None:
+        """The pool predicted from the GPU, settings and model alone against the logged one:
+        blocks when the log gives blocks, else tokens (vLLM, SGLang, TGI, TensorRT-LLM), else
+        the KV buffer (llama.cpp, one device). The end-to-end figure for the cases whose log
+        prints no available memory."""
+        e, lg = self.free, self.logged
+        if e is None:
+            return None
+        pairs = [
+            (e.num_blocks, lg.get("gpu_blocks")),
+            (e.kv_cache_tokens, lg.get("kv_cache_tokens")),
+        ]
+        if (self.case.get("gpu_count") or 1) == 1 and lg.get("kv_buffer_mib"):
+            pairs.append((e.kv_buffer_bytes, lg["kv_buffer_mib"] * 2**20))
+        for predicted, logged in pairs:
+            if predicted is not None and _number(logged):
+                return (predicted - float(logged)) / float(logged)
+        return None
+
+    def start_verdict(self) -> tuple[bool, bool] | None:
+        """(predicted refusal, logged refusal) for every case kvlint gives a verdict on: the
+        memory refusals of ``verdict`` and the cases that started (a refusal predicted for
+        one of those is a false alarm)."""
+        if self.logged.get("error"):
+            return self.verdict()
+        if self.free is None or self.free.fits is None:
+            return None
+        return (not self.free.fits, False)
 
     def verdict(self) -> tuple[bool, bool] | None:
         """(predicted refusal, logged refusal) for cases that log a memory refusal."""
@@ -399,12 +434,79 @@ def fit(replays: list[Replay]) -> None:
         print(f"  GRAPH_BASE = {base / GiB:.3f} GiB  GRAPH_BYTES_PER_HIDDEN_LAYER = {per:.3f}")
 
 
+def _count(errors: list[float], limit: float) -> str:
+    if not errors:
+        return "-"
+    return f"{sum(1 for e in errors if abs(e) <= limit)}/{len(errors)}"
+
+
+def per_source(replays: list[Replay]) -> None:
+    """One row per source (a thread, a repository or a page): the same three figures."""
+    sys.path.insert(0, str(REPO))
+    from testing.engine_logs import source_key
+
+    groups: dict[str, list[Replay]] = {}
+    for r in replays:
+        groups.setdefault(source_key(str(r.case["source"])), []).append(r)
+    print(
+        f"\n{'source':56} {'cases':>5} {'resolved':>8} {'avail<=10%':>10} {'tok<=2%':>8} "
+        f"{'pool<=10%':>9} verdicts"
+    )
+    for key, rows in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        avail = [e for r in rows if (e := r.avail_error()) is not None]
+        tokens = [
+            e for r in rows if r.case["engine"] == "vllm" and (e := r.tokens_error()) is not None
+        ]
+        pools = [e for r in rows if (e := r.pool_error()) is not None]
+        verdicts = [v for r in rows if (v := r.start_verdict()) is not None]
+        right = sum(1 for predicted, logged in verdicts if predicted == logged)
+        shown = f"{right}/{len(verdicts)}" if verdicts else "-"
+        resolved = sum(1 for r in rows if r.spec is not None)
+        print(
+            f"{key[:56]:56} {len(rows):>5} {resolved:>8} {_count(avail, 0.10):>10} "
+            f"{_count(tokens, 0.02):>8} {_count(pools, 0.10):>9} {shown}"
+        )
+    pools = [e for r in replays if (e := r.pool_error()) is not None]
+    if pools:
+        print(
+            f"pool from the GPU alone (blocks, tokens or KV buffer): {len(pools)} cases, "
+            f"{_count(pools, 0.10)} within 10%, median |error| "
+            f"{statistics.median(abs(e) for e in pools):.1%}"
+        )
+    every = [v for r in replays if (v := r.start_verdict()) is not None]
+    refusals = [v for v in every if v[1]]
+    starts = [v for v in every if not v[1]]
+    print(
+        f"start / refuse verdicts, every case with one: {sum(p == q for p, q in every)}/"
+        f"{len(every)} right (logged refusals {sum(p == q for p, q in refusals)}/{len(refusals)}, "
+        f"logged starts {sum(p == q for p, q in starts)}/{len(starts)})"
+    )
+
+
+def report_corpus(path: Path) -> list[Replay]:
+    """The repository corpus: every case, the totals and one row per source."""
+    print(f"\n=== {path.relative_to(REPO)} (constants were fitted on the shared corpus only) ===")
+    replays = [replay(case) for case in load_cases(path)]
+    report(replays)
+    per_source(replays)
+    return replays
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit the overhead constants")
     parser.add_argument("--logs", type=Path, default=LOGS)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument(
+        "--only", choices=("shared", "repo"), help="report one corpus (default: both)"
+    )
     parser.add_argument("--detail", action="store_true", help="print each memory term")
     args = parser.parse_args(argv)
+    if args.only == "repo":
+        replays = report_corpus(args.corpus)
+        if args.detail:
+            detail(replays)
+        return 0
     if not args.logs.exists():
         print(f"{args.logs} is absent: the calibration logs are not available", file=sys.stderr)
         return 2
@@ -414,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         detail(replays)
     if args.fit:
         fit(replays)
+    if args.only is None and args.corpus.exists():
+        report_corpus(args.corpus)
     return 0
 
 
