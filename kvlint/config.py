@@ -14,6 +14,7 @@ from typing import Any
 from typing import Literal
 
 from kvlint import options as option_models
+from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.finding import Severity
 from kvlint.finding import Span
@@ -145,21 +146,36 @@ def find_config(start: Path) -> Path | None:
 
 
 def _has_tool_kvlint(path: Path) -> bool:
+    """Whether the file has a ``[tool.kvlint]`` table. Searched in the bytes: a pyproject.toml
+    that is not UTF-8 but holds one is kvlint's to report (load_config says where), not to skip."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = reading.read_bytes(path, reading.CONFIG_FILE)
+    except OSError:
         return False
-    return re.search(r"^\s*\[tool\.kvlint[\].]", text, re.MULTILINE) is not None
+    return re.search(rb"^\s*\[tool\.kvlint[\].]", data, re.MULTILINE) is not None
+
+
+def _read_config_text(path: Path) -> str:
+    """The config file's text: a regular file, at most ``reading.CONFIG_FILE``, UTF-8."""
+    try:
+        data = reading.read_bytes(path, reading.CONFIG_FILE)
+    except OSError as exc:
+        raise KvlintError(f"config file: {reading.describe(exc)}", path=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8", errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        message = f"invalid UTF-8 (byte 0x{data[exc.start]:02x}): save the file as UTF-8"
+        raise KvlintError(message, Span(str(path), line, column)) from None
 
 
 def load_config(path: Path | None) -> LoadedConfig:
     """Read and validate one config file (``None``: the defaults)."""
     if path is None:
         return LoadedConfig(Config())
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KvlintError(f"cannot read config file: {exc}", path=str(path)) from None
+    text = _read_config_text(path)
     if path.suffix == ".toml":
         data, root = _parse_toml(path, text), None
     else:
@@ -182,6 +198,8 @@ def _parse_toml(path: Path, text: str) -> Any:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise KvlintError(f"invalid TOML: {exc}", path=str(path)) from None
+    except RecursionError:  # tomllib recurses once per level of `[[[...` or `{a={a=...`
+        raise KvlintError("invalid TOML: nested too deeply to read", path=str(path)) from None
     return data.get("tool", {}).get("kvlint", {})
 
 

@@ -117,6 +117,7 @@ class Run:
     models: dict[tuple[str, str], Any] = field(default_factory=dict)
     instances: dict[str, Rule] = field(default_factory=dict)
     sizings: SizingCache = field(default_factory=SizingCache)
+    hub: Any = None  # the run's kvlint.model.resolve.HubBudget, made by the first lookup
 
     def rule(self, cls: type[Rule]) -> Rule:
         instance = self.instances.get(cls.code)
@@ -290,6 +291,7 @@ def _with_defaults(dep: Deployment, settings: Settings) -> Deployment:
 
 def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
     """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
+    from kvlint.model.resolve import HubBudget
     from kvlint.model.resolve import resolve_model
 
     if dep.model is None:
@@ -300,7 +302,11 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
     key = (ref, str(base_dir) if local or _exists(base_dir / ref) else "")
     if key not in run.models:
         try:
-            run.models[key] = resolve_model(ref, offline=run.settings.offline, base_dir=base_dir)
+            if run.hub is None:
+                run.hub = HubBudget()  # one Hub deadline for the whole run, not one per model
+            run.models[key] = resolve_model(
+                ref, offline=run.settings.offline, base_dir=base_dir, hub=run.hub
+            )
         except KvlintError as exc:
             run.models[key] = exc
         except Exception as exc:  # a resolver bug: this deployment's model is unknown, no crash

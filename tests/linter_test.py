@@ -119,7 +119,9 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
             deps[0].annotations["kvlint.dev/ignore"] = value
         return SimpleNamespace(path=shown, text=text, deployments=deps, problems=problems)
 
-    def resolve_model(ref: str, *, offline: bool = False, base_dir: Path | None = None) -> Any:
+    def resolve_model(
+        ref: str, *, offline: bool = False, base_dir: Path | None = None, hub: Any = None
+    ) -> Any:
         calls.resolve.append(ref)
         if ref == "acme/nope":
             raise KvlintError("`acme/nope` is not in the catalog (set HF_HOME)")
@@ -132,7 +134,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
 
     for name, attrs in {
         "kvlint.deploy.load": {"load_path": load_path},
-        "kvlint.model.resolve": {"resolve_model": resolve_model},
+        "kvlint.model.resolve": {"resolve_model": resolve_model, "HubBudget": object},
     }.items():
         module = types.ModuleType(name)
         for key, value in attrs.items():

@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 from typing import Any
 
+from kvlint import reading
 from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 from kvlint.report.size_text import print_deployment
@@ -188,8 +189,8 @@ def _is_deployment_file(path: pathlib.Path) -> bool:
     if suffix != ".json":
         return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(reading.read_utf8(path, reading.DEPLOYMENT))
+    except (OSError, ValueError, RecursionError):
         return False  # resolve_model reports the unreadable config with its position
     return isinstance(data, dict) and not any(
         key in data for key in ("model_type", "architectures", "text_config", "num_hidden_layers")

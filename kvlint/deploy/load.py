@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from kvlint import reading
 from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.claims import attach
@@ -27,7 +26,7 @@ from kvlint.source.yaml import parse_documents
 from kvlint.source.yaml import parse_embedded
 
 # Deployment files are kilobytes; a file this large is data, and reading it would only be slow.
-MAX_BYTES = 16 * 2**20
+MAX_BYTES = reading.DEPLOYMENT.limit
 
 
 @dataclass
@@ -42,42 +41,18 @@ def load_path(path: Path, *, display: str | None = None) -> LoadResult:
     """Read one file. Bad content becomes problems; only an I/O failure raises KvlintError."""
     shown = display if display is not None else str(path)
     try:
-        data, size = _read_bounded(path, shown)
-    except IsADirectoryError:
-        raise KvlintError("is a directory, not a file", path=shown) from None
-    except FileNotFoundError:
-        raise KvlintError("no such file", path=shown) from None
-    except PermissionError:
-        raise KvlintError("permission denied", path=shown) from None
+        data = reading.read_bytes(path, reading.DEPLOYMENT)
+    except reading.FileTooLarge as exc:
+        return _too_large(shown, exc.size)
     except OSError as exc:
-        raise KvlintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
-    if size > MAX_BYTES:
-        return _too_large(shown, size)
+        # A FIFO named `deploy.yaml` would block a pre-commit hook forever and `/dev/zero`
+        # would fill memory: kvlint.reading refuses both before reading.
+        raise KvlintError(reading.describe(exc), path=shown) from None
     return load_bytes(data, display=shown, json=path.suffix.lower() == ".json")
 
 
-def _read_bounded(path: Path, shown: str) -> tuple[bytes, int]:
-    """At most ``MAX_BYTES + 1`` bytes of a regular file: a FIFO named ``deploy.yaml`` would
-    block a pre-commit hook forever and ``/dev/zero`` would fill memory, so neither is read."""
-    # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise KvlintError("not a regular file (a pipe, socket or device): not read", path=shown)
-        if info.st_size > MAX_BYTES:
-            return b"", info.st_size
-        data = handle.read(MAX_BYTES + 1)  # the file may have grown since fstat
-        return data, len(data)
-
-
 def _too_large(display: str, size: int) -> LoadResult:
-    message = (
-        f"{size / 2**20:.0f} MiB is too large for a deployment file "
-        f"(the limit is {MAX_BYTES // 2**20} MiB): not read"
-    )
+    message = reading.describe(reading.FileTooLarge(size, reading.DEPLOYMENT))
     return LoadResult(display, "", [], [unreadable(Span(display, 1, 1), message)])
 
 

@@ -198,20 +198,18 @@ def _quantization(quant: str) -> Quantization:
 
 
 def read_metadata(path: pathlib.Path) -> dict[str, Any]:
-    """Every metadata field of a GGUF file (tensors are not read)."""
-    from gguf import GGUFReader
+    """Every metadata field of a GGUF file, read from its header within bounds
+    (``kvlint.model.gguf_header``); the tensors and weights are never read."""
+    from kvlint import reading
+    from kvlint.model.gguf_header import GgufError
+    from kvlint.model.gguf_header import read_gguf_metadata
 
     try:
-        reader = GGUFReader(str(path), "r")
-    except (OSError, ValueError, IndexError, KeyError, TypeError) as exc:
+        return read_gguf_metadata(path)
+    except OSError as exc:
+        raise KvlintError(reading.describe(exc), path=str(path)) from None
+    except GgufError as exc:
         raise KvlintError(f"not a readable GGUF file ({exc})", path=str(path)) from None
-    out: dict[str, Any] = {}
-    for name, field in reader.fields.items():
-        try:
-            out[name] = field.contents()
-        except (ValueError, IndexError, TypeError, UnicodeDecodeError):
-            continue
-    return out
 
 
 def spec_from_metadata(metadata: Mapping[str, Any], *, path: str) -> ModelSpec:
@@ -294,10 +292,19 @@ def _hf_config(arch: str, md: Mapping[str, Any], path: str) -> dict[str, Any]:
             config["v_head_dim"] = head_v
         config["q_lora_rank"] = get("attention.q_lora_rank")
     tokens = md.get("tokenizer.ggml.tokens")
-    vocab = get("vocab_size") or (len(tokens) if isinstance(tokens, list) else None)
+    vocab = get("vocab_size") or _length(tokens)
     if vocab:
         config["vocab_size"] = vocab
     return {key: value for key, value in config.items() if value is not None}
+
+
+def _length(value: Any) -> int | None:
+    """The item count of an array field, short (a list) or long (kept as its length)."""
+    from kvlint.model.gguf_header import ArrayLength
+
+    if isinstance(value, ArrayLength):
+        return value.items
+    return len(value) if isinstance(value, list) else None
 
 
 def _scalar(value: Any) -> Any:

@@ -8,6 +8,7 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
+from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
 from kvlint.model.families import GENERIC
@@ -74,11 +75,10 @@ def load_config_file(path: pathlib.Path) -> ModelSpec:
     file = path / "config.json" if path.is_dir() else path
     shown = str(file)
     try:
-        data = file.read_bytes()
+        data = reading.read_bytes(file, reading.MODEL_CONFIG)
     except OSError as exc:
-        raise KvlintError(
-            f"cannot read the model config: {exc.strerror or exc}", path=shown
-        ) from None
+        why = reading.describe(exc).removeprefix("cannot read: ")
+        raise KvlintError(f"cannot read the model config: {why}", path=shown) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

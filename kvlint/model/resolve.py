@@ -19,9 +19,11 @@ import time
 from typing import Any
 from typing import NamedTuple
 
+from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
+from kvlint.units import INT64_MAX
 
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"
@@ -43,11 +45,38 @@ class ResolvedModel(NamedTuple):
     detail: str
 
 
+class HubBudget:
+    """The time one run may wait for the Hub, every model together (``KVLINT_HUB_TIMEOUT``).
+
+    A deadline per model let 20 unknown models against a silent Hub take 20 timeouts; with one
+    budget per run the first lookup starts the clock, and a model looked up after it ran out is
+    not asked at all (its KV902 says why)."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = seconds if seconds is not None else _timeout()
+        self.deadline: float | None = None
+
+    def start(self) -> float:
+        """The run's deadline, set by its first lookup."""
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.seconds
+        return self.deadline
+
+    @property
+    def spent(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
 def resolve_model(
-    ref: str, *, offline: bool = False, base_dir: pathlib.Path | None = None
+    ref: str,
+    *,
+    offline: bool = False,
+    base_dir: pathlib.Path | None = None,
+    hub: HubBudget | None = None,
 ) -> ResolvedModel:
     """The ModelSpec ``ref`` names. ``base_dir`` anchors relative paths (a deployment file's
-    directory). Raises KvlintError saying how to make the model known."""
+    directory); ``hub`` is the run's Hub budget (a fresh one when None). Raises KvlintError
+    saying how to make the model known."""
     text = ref.strip()
     if not text:
         raise KvlintError(
@@ -77,7 +106,7 @@ def resolve_model(
         return cached
     if offline or _env_offline():
         raise KvlintError(_unknown_offline_message(repo_id, offline))
-    return _from_hub(repo_id)
+    return _from_hub(repo_id, hub if hub is not None else HubBudget())
 
 
 # --- local files ------------------------------------------------------------------------
@@ -102,7 +131,9 @@ def _local_path(text: str, base_dir: pathlib.Path | None) -> pathlib.Path | None
         candidates.insert(0, base_dir / raw)
     for path in candidates:
         try:
-            if path.is_dir() and (path / CONFIG_FILE).is_file():
+            # exists(), not is_file(): a config.json that is a FIFO or a device is the model's,
+            # and kvlint.reading refuses it with a clear line rather than "no config.json".
+            if path.is_dir() and (path / CONFIG_FILE).exists():
                 return path
             if path.is_file() and path.suffix.lower() in (".json", ".gguf"):
                 return path
@@ -153,12 +184,19 @@ def _from_path(path: pathlib.Path, shown: str) -> ResolvedModel:
 def _index_total_size(index: pathlib.Path) -> int | None:
     """``metadata.total_size`` of a safetensors index: the checkpoint's real weight bytes."""
     try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(reading.read_utf8(index, reading.SAFETENSORS_INDEX))
+    except FileNotFoundError:
+        return None  # single-file checkpoints have none
+    except OSError as exc:  # a FIFO, a device, a file past the cap: refused, said once
+        raise KvlintError(reading.describe(exc), path=str(index)) from None
+    except (ValueError, RecursionError):  # bad JSON or UTF-8, 4,300+ digits: size unknown
         return None
     metadata = data.get("metadata") if isinstance(data, dict) else None
     total = metadata.get("total_size") if isinstance(metadata, dict) else None
-    if isinstance(total, bool) or not isinstance(total, (int, float)) or total <= 0:
+    if isinstance(total, bool) or not isinstance(total, (int, float)):
+        return None
+    # `1e400` reads as infinity; no checkpoint holds more bytes than an int64 counts.
+    if not 0 < total <= INT64_MAX:
         return None
     return int(total)
 
@@ -248,18 +286,22 @@ def _from_cache(repo_id: str) -> ResolvedModel | None:
     return ResolvedModel(spec, "hf-cache", f"config.json from the Hugging Face cache: {config}")
 
 
-def _from_hub(repo_id: str) -> ResolvedModel:
+def _from_hub(repo_id: str, hub: HubBudget) -> ResolvedModel:
     """Download ``config.json`` (and the safetensors index) of ``repo_id`` into the cache."""
+    if hub.spent:
+        raise KvlintError(_download_message(repo_id, HubBudgetSpent(hub.seconds)))
     cache = hub_cache_dir()
-    deadline = time.monotonic() + _timeout()
+    deadline = hub.start()
     try:
-        found = _download(repo_id, CONFIG_FILE, cache, deadline)
+        found = _download(repo_id, CONFIG_FILE, cache, deadline, reading.MODEL_CONFIG)
     except Exception as exc:  # network, auth, missing repo: one line, never the token
         raise KvlintError(_download_message(repo_id, exc)) from None
     config = pathlib.Path(found)
     spec = _load_named(config, repo_id, f"Hugging Face Hub {repo_id} (cached at {config})")
     try:
-        index: str | None = _download(repo_id, INDEX_FILE, cache, deadline)
+        index: str | None = _download(
+            repo_id, INDEX_FILE, cache, deadline, reading.SAFETENSORS_INDEX
+        )
     except Exception:  # single-file checkpoints have no index; the weight size stays unknown
         index = None
     if index:
@@ -269,6 +311,21 @@ def _from_hub(repo_id: str) -> ResolvedModel:
     )
 
 
+class HubBudgetSpent(TimeoutError):
+    """The run's time for the Hub ran out before this model's turn."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"{seconds:g} s")
+        self.seconds = seconds
+
+
+class HubAnswerTooLarge(ValueError):
+    """The Hub announced a file larger than kvlint reads of its kind: not downloaded."""
+
+    def __init__(self, size: int, kind: reading.Kind) -> None:
+        super().__init__(reading.describe(reading.FileTooLarge(size, kind)))
+
+
 def _timeout() -> float:
     try:
         return max(0.1, float(os.environ.get("KVLINT_HUB_TIMEOUT", DOWNLOAD_TIMEOUT_S)))
@@ -276,25 +333,34 @@ def _timeout() -> float:
         return DOWNLOAD_TIMEOUT_S
 
 
-def _download(repo_id: str, filename: str, cache: pathlib.Path, deadline: float) -> str:
+def _download(
+    repo_id: str, filename: str, cache: pathlib.Path, deadline: float, kind: reading.Kind
+) -> str:
     """``hf_hub_download`` of one small file, given up at ``deadline``.
 
     huggingface_hub retries connection errors with backoff (about 30 s in all) and logs each
     retry; a linter must answer sooner and print one line, so the call runs in a daemon thread
-    with its logger quietened, and a deadline ends the wait.
+    with its logger quietened, and a deadline ends the wait. The file's size is asked first
+    (a HEAD request): a file the Hub says is larger than ``kind`` allows is not downloaded.
     """
     # Imported here, with huggingface_hub: only a download needs a thread and the logger.
     import logging
     import queue
     import threading
 
+    from huggingface_hub import get_hf_file_metadata
     from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_url
 
     outcome: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    timeout = max(0.1, deadline - time.monotonic())
 
     def work() -> None:
         try:
-            path = hf_hub_download(repo_id, filename, cache_dir=str(cache), etag_timeout=_timeout())
+            metadata = get_hf_file_metadata(hf_hub_url(repo_id, filename), timeout=timeout)
+            if metadata.size is not None and metadata.size > kind.limit:
+                raise HubAnswerTooLarge(metadata.size, kind)
+            path = hf_hub_download(repo_id, filename, cache_dir=str(cache), etag_timeout=timeout)
             outcome.put((True, path))
         except BaseException as exc:  # handed to the caller
             outcome.put((False, exc))
@@ -343,8 +409,18 @@ def _download_message(repo_id: str, exc: Exception) -> str:
         reason = "no such repository on the Hub (or it is private: set HF_TOKEN)"
     elif kind in ("EntryNotFoundError", "RemoteEntryNotFoundError"):
         reason = "the repository has no config.json"
+    elif isinstance(exc, HubBudgetSpent):
+        reason = (
+            f"not looked up: this run's {exc.seconds:g} s for the Hugging Face Hub "
+            "(KVLINT_HUB_TIMEOUT) were spent on the models before it"
+        )
     elif isinstance(exc, TimeoutError):
         reason = f"the Hugging Face Hub did not answer ({exc})"
+    elif isinstance(exc, HubAnswerTooLarge):
+        reason = f"the Hub's config.json {exc}"
+    elif isinstance(getattr(getattr(exc, "response", None), "status_code", None), int):
+        # The status only: the exception's text can quote the request, headers included.
+        reason = f"the Hugging Face Hub answered HTTP {exc.response.status_code}"  # type: ignore[attr-defined]
     else:
         reason = f"the download failed ({kind})"
     return (

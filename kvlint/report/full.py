@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from kvlint import reading
 from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.finding import fix_marker
@@ -148,11 +148,10 @@ class FullReporter(Reporter):
         """The file's lines, read once; the report goes on without a frame if it cannot."""
         if path not in self._sources:
             try:
-                file = Path(path)
-                if file.stat().st_size > MAX_FRAME_BYTES:
-                    raise ValueError("too large to frame")
-                text = file.read_text(encoding="utf-8", errors="replace")
-            except (OSError, ValueError):
+                # A regular file only: a FIFO reported as KV901 must not block the report.
+                data = reading.read_bytes(path, reading.Kind("a file to frame", MAX_FRAME_BYTES))
+                text = data.decode("utf-8", errors="replace")
+            except OSError:
                 self._sources[path] = None
             else:
                 # YAML's line breaks only: str.splitlines() would also break at form feeds and

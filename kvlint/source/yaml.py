@@ -193,8 +193,16 @@ def parse_documents(
 
 
 def _entries(text: str) -> int:
-    """An upper estimate of the keys and items in ``text``, counted without parsing."""
-    return text.count(": ") + text.count(":\n") + text.count("- ") + text.count(",")
+    """An upper estimate of the keys, items and documents in ``text``, counted without parsing.
+
+    Every node but the first of a document follows an indicator and whitespace: a key's ``:``,
+    an item's ``-`` (``- a`` and ``-\n  a`` alike), a flow ``,``, an explicit key's ``?``; a
+    document follows ``---`` (counted by its ``-``). The text is newline-normalised."""
+    count = text.count(",")
+    for indicator in ":-?":
+        count += text.count(indicator + " ") + text.count(indicator + "\n")
+        count += text.count(indicator + "\t")
+    return count + (text[-1:] in ":-?")
 
 
 def _chunks(text: str, *, json: bool) -> list[tuple[int, int]]:

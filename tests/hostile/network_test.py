@@ -18,6 +18,7 @@ TOKEN = "hf_kvlintHostileSecret0123456789abcdef"
 HUB_TIMEOUT_S = 2  # KVLINT_HUB_TIMEOUT: the stated bound on the whole download
 GUARD_S = 45.0  # the child is killed (and the test failed) past this: a hang, not a slow run
 MODEL = "acme/not-anywhere"
+HUGE = 100 * 2**20
 DEPLOY = f"model: {MODEL}\nmax-model-len: 4096\ngpu-memory-utilization: 0.9\n"
 
 
@@ -42,6 +43,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if mode == "slow":  # answers, but only after the stated timeout
             self.server.release.wait(HUB_TIMEOUT_S * 3)
+        if mode == "huge":  # a config.json of 100 MiB, announced by the HEAD request
+            self.send_response(200)
+            self.send_header("Content-Length", str(HUGE))
+            self.send_header("ETag", '"hostile"')
+            self.send_header("X-Repo-Commit", "0" * 40)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(b" " * HUGE)
+            return
         status = {"500": 500, "404": 404, "401": 401, "slow": 503}[mode]
         body = b'{"error": "hostile hub"}'
         self.send_response(status)
@@ -90,8 +100,8 @@ def _online_env(hub: _Hub, tmp_path: Path) -> dict[str, str]:
 REASONS = {
     "hang": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
     "slow": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
-    # huggingface_hub retries a 5xx with backoff: the stated timeout ends the wait.
-    "500": f"the Hugging Face Hub did not answer (no answer within {HUB_TIMEOUT_S} s)",
+    # The size is asked first (one HEAD, not retried): a 5xx answer is said as it is.
+    "500": "the Hugging Face Hub answered HTTP 500",
     "404": "no such repository on the Hub (or it is private: set HF_TOKEN)",
     "401": "the repository is gated: accept its licence on the Hub and set HF_TOKEN",
 }
@@ -152,3 +162,50 @@ def test_offline_the_message_says_how_to_fix_it(tmp_path: Path) -> None:
         "--offline, so its config.json was not downloaded: pass a config.json path or a model "
         "directory, or point HF_HOME / HF_HUB_CACHE at a cache that holds it"
     )
+
+
+@pytest.mark.parametrize("hub", ["huge"], indirect=True)
+def test_a_hub_answer_past_the_cap_is_not_downloaded(hub: _Hub, tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    outcome = run_kvlint(
+        ["check", "--no-config", "--format", "concise", "deploy.yaml"],
+        tmp_path,
+        env=_online_env(hub, tmp_path),
+        timeout=GUARD_S,
+    )
+    assert_well_behaved(outcome)
+    assert outcome.code == 2
+    assert [r for r in hub.requests if r.startswith("GET")] == []  # only the HEAD was asked
+    (line,) = [s for s in outcome.lines() if "KV902" in s]
+    assert line.startswith(
+        f"deploy.yaml:1:8: KV902 [error] model '{MODEL}': the Hub's config.json 100 MiB is too "
+        "large for a model config (the limit is 4 MiB): not read; "
+    ), line
+    assert not list((tmp_path / "hf-home").rglob("config.json"))
+
+
+MODELS = 20
+
+
+@pytest.mark.parametrize("hub", ["hang"], indirect=True)
+def test_the_hub_deadline_is_one_per_run_not_one_per_model(hub: _Hub, tmp_path: Path) -> None:
+    """20 unknown models against a silent Hub: one timeout in all, not 20 (40 s at 2 s)."""
+    docs = [f"model: acme/model-{i}\nmax-model-len: 4096\n" for i in range(MODELS)]
+    (tmp_path / "deploy.yaml").write_text("---\n".join(docs))
+    outcome = run_kvlint(
+        ["check", "--no-config", "--format", "concise", "--select", "KV902", "deploy.yaml"],
+        tmp_path,
+        env=_online_env(hub, tmp_path),
+        timeout=GUARD_S,
+    )
+    assert_well_behaved(outcome)
+    assert outcome.code == 2
+    lines = outcome.lines()
+    assert len(lines) == MODELS
+    assert "the Hugging Face Hub did not answer (no answer within 2 s)" in lines[0]
+    spent = (
+        "not looked up: this run's 2 s for the Hugging Face Hub (KVLINT_HUB_TIMEOUT) were spent "
+        "on the models before it"
+    )
+    assert all(spent in line for line in lines[1:]), "\n".join(lines)
+    assert outcome.seconds < 4 * HUB_TIMEOUT_S + 10  # a guard, far below 20 timeouts

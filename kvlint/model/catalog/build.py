@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from typing import Any
 
+from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.model.spec import ModelSpec
 
@@ -117,7 +118,7 @@ def comparable(spec: ModelSpec) -> ModelSpec:
 
 
 def sha256_of(path: pathlib.Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(reading.read_bytes(path, reading.MODEL_CONFIG)).hexdigest()
 
 
 _FIXTURE_NAME = re.compile(r"^(?P<org>[^_]+(?:_[^_]+)*?)__(?P<name>.+)\.json$")
@@ -147,7 +148,7 @@ def build_entry(
     aliases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A catalog entry for the config file at ``path``."""
-    data = path.read_bytes()
+    data = reading.read_bytes(path, reading.MODEL_CONFIG)
     config = json.loads(data.decode("utf-8-sig"))
     if not isinstance(config, dict):
         raise KvlintError("the model config must be a JSON object", path=str(path))
