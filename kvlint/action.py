@@ -1,6 +1,6 @@
 """The GitHub Action's work: one check, three reports (log, SARIF, job summary), step outputs.
 
-``scripts/action.sh run`` calls ``python -m kvlint.action``; the inputs arrive as the
+``scripts/action.sh run`` calls ``python -I -m kvlint.action``; the inputs arrive as the
 ``INPUT_*`` variables ``action.yml`` sets, the way GitHub passes them to a JavaScript action.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TextIO
 
@@ -94,29 +95,33 @@ def feed(reporters: Sequence[Reporter], result: LintResult, summary: Summary) ->
 
 
 @contextlib.contextmanager
-def _opened(path: str | None, *, append: bool = False) -> Iterator[TextIO | None]:
+def _opened(
+    path: str | None, result: LintResult, inputs: Inputs, *, append: bool = False
+) -> Iterator[TextIO | None]:
+    """A report file (the SARIF log; the step summary, appended to: other steps of the job
+    write there too), never through a link in the workspace nor over a checked file."""
+    from kvlint.writing import open_report
+
     if not path:
         yield None
         return
+    checked = [Path(p) for p in result.files]
+    handle = open_report(path, inputs=inputs.paths, checked=checked, append=append)
     try:
-        # The step summary is appended to: other steps of the job write there too.
-        handle = (
-            open(path, "a", encoding="utf-8")  # noqa: SIM115  (closed below)
-            if append
-            else open(path, "w", encoding="utf-8")  # noqa: SIM115
-        )
+        with handle:
+            yield handle
     except OSError as exc:
-        raise KvlintError(f"cannot write: {exc.strerror}", path=path) from None
-    with handle:
-        yield handle
+        raise KvlintError(f"cannot write: {exc.strerror or exc}", path=path) from None
 
 
 def write_outputs(env: Mapping[str, str], values: Mapping[str, str]) -> None:
     """``name=value`` lines for ``$GITHUB_OUTPUT`` (every value here is a single line)."""
+    from kvlint.writing import open_report
+
     path = env.get("GITHUB_OUTPUT")
     if not path:
         return
-    with open(path, "a", encoding="utf-8") as out:
+    with open_report(path, append=True) as out:
         for name, value in values.items():
             out.write(f"{name}={value}\n")
 
@@ -140,7 +145,10 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
     summary = summarise(result, settings.fail_on)
     options = ReportOptions(statistics=args.statistics)
     step_summary = env.get("GITHUB_STEP_SUMMARY") if inputs.summary else None
-    with _opened(inputs.sarif_file) as sarif, _opened(step_summary, append=True) as markdown:
+    with (
+        _opened(inputs.sarif_file, result, inputs) as sarif,
+        _opened(step_summary, result, inputs, append=True) as markdown,
+    ):
         reporters: list[Reporter] = [reporter_class(inputs.format)(stdout, options)]
         if sarif is not None:
             reporters.append(SarifReporter(sarif))

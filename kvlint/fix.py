@@ -14,6 +14,7 @@ files and writes them, or prints the diff.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import stat
@@ -26,6 +27,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvlint import reading
 from kvlint.finding import FIXABLE
 from kvlint.finding import UNSAFE_FIX
 from kvlint.finding import Applicability
@@ -33,12 +35,14 @@ from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Span
 from kvlint.finding import fix_marker
+from kvlint.finding import printable
 from kvlint.fix_text import Range
 from kvlint.fix_text import Refused
 from kvlint.fix_text import Scalars
 from kvlint.fix_text import Text
 from kvlint.fix_text import edit_range
 from kvlint.fix_text import parse_scalars
+from kvlint.writing import fix_refusal
 
 if TYPE_CHECKING:
     import argparse
@@ -169,6 +173,8 @@ class FileFix:
     applied: tuple[Applied, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     note: str = ""  # why the file was left as it was, when it was
+    refusal: str = ""  # why kvlint must not write this file at all (kvlint.writing)
+    unreadable: tuple[Finding, ...] = ()  # the KV901/KV900 errors of reading it
 
     @property
     def fixed(self) -> bytes:
@@ -176,7 +182,13 @@ class FileFix:
 
     @property
     def changed(self) -> bool:
-        return bool(self.text) and self.fixed != self.original
+        return bool(self.text) and self.fixed != self.original and not self.refusal
+
+    def refused(self) -> tuple[Skipped, ...]:
+        """Each fix made in memory that is not written, with the file's refusal as reason."""
+        if not self.refusal or not self.text or self.fixed == self.original:
+            return ()
+        return tuple(Skipped(a.code, a.span, a.title, self.refusal) for a in self.applied)
 
 
 @dataclass(frozen=True)
@@ -204,9 +216,12 @@ def fix_paths(
     files: list[FileFix] = []
     for path, display in linter.collect_files(paths):
         try:
-            data = path.read_bytes()
+            data = reading.read_bytes(path, reading.DEPLOYMENT)
         except OSError:
-            continue  # the check reports it (KV901); there is nothing to fix
+            # Nothing to fix; the check's own reading says why, at its position (KV901).
+            _, findings = linter.lint_file(run, path, display)
+            files.append(FileFix(path, display, b"", "", unreadable=_errors(findings)))
+            continue
 
         def lint(
             text: str, path: Path = path, display: str = display
@@ -215,8 +230,19 @@ def fix_paths(
             owners = {id(f): i for i, dep in enumerate(deployments) for f in dep.findings}
             return [(f, owners.get(id(f))) for f in findings]
 
-        files.append(fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes))
+        fixed = fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes)
+        if not fixed.text and data:  # not text (binary, UTF-16, invalid UTF-8): say where
+            _, findings = linter.lint_file(run, path, display, data)
+            fixed = dataclasses.replace(fixed, unreadable=_errors(findings))
+        refusal = fix_refusal(path, paths) if fixed.text and fixed.fixed != data else None
+        if refusal:
+            fixed = dataclasses.replace(fixed, refusal=refusal)
+        files.append(fixed)
     return FixRun(tuple(files))
+
+
+def _errors(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(f for f in findings if f.code in ("KV901", "KV900") and f.severity.name == "ERROR")
 
 
 def fix_file(
@@ -231,12 +257,13 @@ def fix_file(
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError:
-        return FileFix(path, display, data, "")  # the check reports it (KV901)
+        return FileFix(path, display, data, "")  # not text: fix_paths reports it (KV901)
     json_file = path.suffix.lower() == ".json"
     applied: list[Applied] = []
     skipped: tuple[Skipped, ...] = ()
     found = lint(raw)
     broken = _unreadable(f for f, _ in found)
+    errors = _errors(f for f, _ in found)
     for _ in range(MAX_ROUNDS):
         owners = {id(f): index for f, index in found}
         step = apply_fixes(
@@ -255,10 +282,12 @@ def fix_file(
             _unreadable(f for f, _ in after) > broken
         ):  # a fix that breaks the file is a kvlint bug: stop
             note = "a fix would have made the file unreadable; left as it was"
-            return FileFix(path, display, data, raw, tuple(applied), skipped, note)
+            return FileFix(
+                path, display, data, raw, tuple(applied), skipped, note, unreadable=errors
+            )
         raw, found = step.text, after
         applied.extend(step.applied)
-    return FileFix(path, display, data, raw, tuple(applied), skipped)
+    return FileFix(path, display, data, raw, tuple(applied), skipped, unreadable=errors)
 
 
 def _unreadable(findings: Iterable[Finding]) -> int:
@@ -299,7 +328,7 @@ def write_fixed(fixed: FileFix) -> None:
     import tempfile
 
     real = Path(os.path.realpath(fixed.path))
-    if real.read_bytes() != fixed.original:
+    if reading.read_bytes(real, reading.DEPLOYMENT) != fixed.original:
         raise StaleFile(fixed.display)
     mode = stat.S_IMODE(real.stat().st_mode)
     handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
@@ -309,7 +338,8 @@ def write_fixed(fixed: FileFix) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
-        if real.read_bytes() != fixed.original:  # changed while the new text was written
+        # changed while the new text was written
+        if reading.read_bytes(real, reading.DEPLOYMENT) != fixed.original:
             raise StaleFile(fixed.display)
         os.replace(temporary, real)
     except BaseException:
@@ -324,27 +354,35 @@ def write_fixed(fixed: FileFix) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int | None:
     """``--diff``: print what ``--fix`` would change and return the exit code (1 when anything
-    would change). ``--fix``: write the fixed files and return None, so the check goes on and
-    reports what remains. Progress goes to stderr; stdout keeps the diff or the report."""
+    would change, 2 when a file could not be read). ``--fix``: write the fixed files and return
+    None, so the check goes on and reports what remains. Progress goes to stderr; stdout keeps
+    the diff or the report. A file kvlint must not write (``kvlint.writing.fix_refusal``) is
+    neither written nor in the diff: each of its fixes is reported as not applied, and why."""
     import sys
 
     outcome = fix_paths(args.paths, settings, unsafe_fixes=args.unsafe_fixes)
     for fixed in outcome.files:
-        for skip in fixed.skipped:
+        for skip in (*fixed.skipped, *fixed.refused()):
             print(
                 f"kvlint: {skip.span.location()}: {skip.code} fix not applied: {skip.reason}",
                 file=sys.stderr,
             )
         if fixed.note:
-            print(f"kvlint: {fixed.display}: {fixed.note}", file=sys.stderr)
+            print(f"kvlint: {printable(fixed.display)}: {fixed.note}", file=sys.stderr)
     changed = outcome.changed
     if args.diff:
+        unreadable = [f for fixed in outcome.files for f in fixed.unreadable]
+        if unreadable:
+            from kvlint.report.concise import concise_line
+
+        for finding in unreadable:  # as the check would report them, then exit 2
+            print(concise_line(finding), file=sys.stderr)
         for fixed in changed:
             sys.stdout.write(unified_diff(fixed))
         sys.stdout.flush()
         if changed:
             print(f"kvlint: --fix would fix {_counted(changed)}", file=sys.stderr)
-        return 1 if changed else 0
+        return 2 if unreadable else 1 if changed else 0
     written: list[FileFix] = []
     for fixed in changed:
         try:
@@ -356,7 +394,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int | None:
         else:
             written.append(fixed)
             continue
-        print(f"kvlint: {fixed.display}: {message}", file=sys.stderr)
+        print(f"kvlint: {printable(fixed.display)}: {message}", file=sys.stderr)
     if written:
         print(f"kvlint: fixed {_counted(written)}", file=sys.stderr)
         if getattr(args, "show_fixes", False):

@@ -185,16 +185,18 @@ def test_diff_with_nothing_to_fix_is_empty(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_permissions_and_symlinks_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """A symlink whose target is inside the checked tree: the target is rewritten (with its
+    mode), the link stays a link. (A target outside it: tests/hostile/fix_scope_test.py.)"""
     (path,) = copy_case("helm")
-    real = Path("real-values.yaml")
+    real = path.parent / ".real-values.yaml"  # hidden: found only through the link
     path.rename(real)
-    path.symlink_to(Path("..") / real)
+    path.symlink_to(real.name)
     real.chmod(0o640)
     check("helm", "--fix", "--unsafe-fixes", capsys=capsys)
     assert path.is_symlink()
     assert real.read_bytes() == expected(path, ".fixed")
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
-    assert sorted(p.name for p in Path(".").iterdir()) == [".git", "helm", "real-values.yaml"]
+    assert sorted(p.name for p in Path("helm").iterdir()) == [".real-values.yaml", path.name]
 
 
 def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path: Path) -> None:

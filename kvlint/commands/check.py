@@ -125,7 +125,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         path = None
     elif args.config:
         path = Path(args.config)
-        if not path.is_file():
+        if not path.exists():  # a FIFO or a device is refused by the reader, with its reason
             raise KvlintError("config file not found", path=args.config)
     else:
         path = find_config(Path(args.paths[0]) if args.paths else Path.cwd())
@@ -171,16 +171,18 @@ def _isatty(stream: TextIO) -> bool:
 
 
 @contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    if path is None:
-        yield sys.stdout
-        return
+def _output(path: str, inputs: Sequence[str], checked: Sequence[str]) -> Iterator[TextIO]:
+    """The ``--output-file``: never written through a link in the tree nor over a checked
+    file (kvlint.writing); a failed write (``/dev/full``) is one line, not a traceback."""
+    from kvlint.writing import open_report
+
+    checked_files = [Path(p) for p in checked]
+    handle = open_report(path, inputs=inputs, checked=checked_files, what="the report")
     try:
-        handle = open(path, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
+        with handle:
+            yield handle
     except OSError as exc:
-        raise KvlintError(f"cannot write the report: {exc.strerror}", path=path) from None
-    with handle:
-        yield handle
+        raise KvlintError(f"cannot write the report: {exc.strerror or exc}", path=path) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -206,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.output_file is not None:
         # The file gets the report asked for; the terminal still gets its default one (ruff).
-        with _output(args.output_file) as stream:
+        with _output(args.output_file, args.paths, result.files) as stream:
             _report(stream, choose_format(args.format, stream), args, result, summary)
         _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary)
     else:

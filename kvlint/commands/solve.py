@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kvlint import reading
 from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 
@@ -84,8 +85,8 @@ def _is_deployment_file(target: str) -> bool:
         return True
     if path.suffix.lower() == ".json" and path.name != "config.json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            data = json.loads(reading.read_utf8(path, reading.DEPLOYMENT))
+        except (OSError, ValueError, RecursionError):  # load_path or the resolver says why
             return False
         return isinstance(data, dict) and not ({"model_type", "architectures"} & set(data))
     return False
@@ -197,9 +198,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvlint: skipped {error}", file=sys.stderr)
     if args.plot and plans[0].chart is not None:
         from kvlint.solve.plot import render_svg
+        from kvlint.writing import open_report
 
+        # Never through a link in the tree, never over the deployment file read (kvlint.writing).
+        checked = [Path(args.target)] if _is_deployment_file(args.target) else []
+        handle = open_report(args.plot, inputs=[args.target], checked=checked, what="the chart")
         try:
-            Path(args.plot).write_text(render_svg(plans[0].chart), encoding="utf-8")
+            with handle:
+                handle.write(render_svg(plans[0].chart))
         except OSError as exc:
             raise KvlintError(f"cannot write the chart: {exc.strerror}", path=args.plot) from None
     if args.format == "json":
