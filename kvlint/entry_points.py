@@ -3,12 +3,17 @@
 ``importlib.metadata`` imports email, zipfile, socket, calendar and tempfile on the way (19 ms
 of a 160 ms one-file ``kvlint check`` on the project's machine, issue 9), then reads every
 distribution's ``entry_points.txt``. The rule registry needs one group. This reads what
-``importlib.metadata`` reads, the same way: each ``sys.path`` folder's ``*.dist-info`` and
-``*.egg-info`` folders, the first distribution of a name winning, their ``entry_points.txt``
-sections, and the ``Name:`` of the distributions that have the group. When ``sys.path`` holds
-anything this does not read (a zip file, an egg, a path that is not a folder), or a custom
-finder is installed on ``sys.meta_path`` that could provide distributions, it hands over to
-``importlib.metadata``. ``tests/entry_points_test.py`` compares both on real installs.
+``importlib.metadata`` reads, the same way: ``*.dist-info`` and ``*.egg-info`` folders, the
+first distribution of a name winning, their ``entry_points.txt`` sections, and the ``Name:`` of
+the distributions that have the group. When a custom finder is installed on ``sys.meta_path``
+that could provide distributions, it hands over to ``importlib.metadata``.
+``tests/entry_points_test.py`` compares both on real installs.
+
+Only the environment's own site directories are read (``site.getsitepackages()``, the user
+site), in ``sys.path`` order: never the working directory or a script's folder, which
+``python -m`` and ``python -c`` put first on ``sys.path``. A pull request can add a
+``pwn-0.1.dist-info/entry_points.txt`` to a checkout; it must not become a rule that runs
+(issue 15, SECURITY.md).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import re
 import sys
 from typing import Any
 from typing import NamedTuple
+
+from kvlint import reading
 
 # importlib.metadata's EntryPoint.pattern: `module.path:attr.path [extras]`.
 _VALUE_RE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
@@ -42,17 +49,12 @@ class EntryPoint(NamedTuple):
 
 def entry_points(group: str) -> list[EntryPoint] | None:
     """The group's entry points in ``sys.path`` order, or None when only importlib.metadata can
-    tell (then the caller asks it)."""
+    tell (then the caller asks it, over ``site_directories()``)."""
     if not _plain_finders():
         return None
     found: list[EntryPoint] = []
     seen: set[str] = set()
-    for entry in sys.path:
-        folder = entry or "."
-        if not os.path.isdir(folder):
-            if os.path.exists(folder):
-                return None  # a zip file or an egg: importlib.metadata reads those
-            continue
+    for folder in site_directories():
         try:
             names = sorted(os.listdir(folder))
         except OSError:
@@ -67,6 +69,22 @@ def entry_points(group: str) -> list[EntryPoint] | None:
             path = os.path.join(folder, name)
             found.extend(_read(path, group))
     return found
+
+
+def site_directories() -> list[str]:
+    """The ``sys.path`` folders that are the environment's site directories, in path order."""
+    import site
+
+    known = [*getattr(site, "getsitepackages", list)()]
+    if site.ENABLE_USER_SITE:
+        known.append(site.getusersitepackages())
+    real = {os.path.realpath(folder) for folder in known}
+    out: list[str] = []
+    for entry in sys.path:
+        # "" and a relative entry are the working directory: never a site directory.
+        if entry and os.path.isabs(entry) and entry not in out and os.path.realpath(entry) in real:
+            out.append(entry)
+    return out
 
 
 def _plain_finders() -> bool:
@@ -130,7 +148,6 @@ def _name(path: str) -> str:
 
 def _text(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return reading.read_prefix(path, reading.PACKAGE_METADATA.limit).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

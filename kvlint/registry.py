@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from kvlint import DISTRIBUTION
 from kvlint.entry_points import entry_points
+from kvlint.entry_points import site_directories
 from kvlint.finding import Severity
 from kvlint.linter import PluginError
 from kvlint.options import is_pydantic_model
@@ -83,12 +84,20 @@ def is_builtin(package: str) -> bool:
 
 
 def _metadata_sources() -> list[Source]:
+    """The group as importlib.metadata finds it in the site directories (never the working
+    directory: see kvlint.entry_points), the first distribution of a name winning."""
     import importlib.metadata
 
     sources = []
-    for ep in importlib.metadata.entry_points(group=GROUP):
-        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
-        sources.append(Source(package, f"{ep.name} = {ep.value}", ep.load))
+    seen: set[str] = set()
+    for dist in importlib.metadata.distributions(path=site_directories()):
+        name = dist.metadata["Name"] or ""
+        key = re.sub(r"[-_.]+", "_", name).lower()  # PEP 503
+        if key in seen:
+            continue
+        seen.add(key)
+        for ep in dist.entry_points.select(group=GROUP):
+            sources.append(Source(name, f"{ep.name} = {ep.value}", ep.load))
     return sources
 
 

@@ -71,7 +71,10 @@ install() {
 
 run() {
     local python="${KVLINT_PYTHON:-$venv/bin/python}"
-    exec "$python" -m kvlint.action
+    # -I (isolated): the workspace is a pull request's checkout, and `python -m` alone would put
+    # it first on sys.path, so its `kvlint/__init__.py` or `yaml.py` would run with the job's
+    # secrets. -I leaves out the working directory, PYTHON* variables and the user site.
+    exec "$python" -I -m kvlint.action
 }
 
 case "$(uname -s)" in

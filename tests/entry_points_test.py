@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
+import site
 import sys
 import zipfile
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 
 from kvlint.entry_points import EntryPoint
 from kvlint.entry_points import entry_points
+from kvlint.entry_points import site_directories
 
 
 def _dist(folder: Path, dirname: str, name: str, entry_points_txt: str) -> None:
@@ -21,8 +24,20 @@ def _dist(folder: Path, dirname: str, name: str, entry_points_txt: str) -> None:
 
 
 def _metadata(group: str) -> list[tuple[str, str, str]]:
-    found = importlib.metadata.entry_points(group=group)
-    return sorted((ep.name, ep.value, ep.dist.name if ep.dist else "") for ep in found)
+    """importlib.metadata over the site directories, the first distribution of a name winning."""
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    for dist in importlib.metadata.distributions(path=site_directories()):
+        key = re.sub(r"[-_.]+", "_", dist.metadata["Name"]).lower()
+        eps = dist.entry_points.select(group=group)
+        found.setdefault(key, [(ep.name, ep.value, dist.metadata["Name"]) for ep in eps])
+    return sorted(item for items in found.values() for item in items)
+
+
+def _site(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
+    """``folders`` as the environment's site directories, and the whole of ``sys.path``."""
+    monkeypatch.setattr(sys, "path", [str(f) for f in folders])
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(f) for f in folders])
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", False)
 
 
 def _ours(group: str) -> list[tuple[str, str, str]]:
@@ -50,7 +65,7 @@ def test_distributions_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     _dist(second, "Acme.Rules-0.9.dist-info", "Acme.Rules", "[kvlint.rules]\nold = acme_old\n")
     _dist(second, "beta.egg-info", "beta", "[kvlint.rules]\nbeta = beta_rules\n")
     (second / "not-a-dist").mkdir()
-    monkeypatch.setattr(sys, "path", [str(first), str(second), str(tmp_path / "missing")])
+    _site(monkeypatch, first, second, tmp_path / "missing")
     assert _ours("kvlint.rules") == [
         ("acme", "acme_rules:get_rules", "acme-rules"),
         ("beta", "beta_rules", "beta"),
@@ -66,16 +81,21 @@ def test_load_imports_the_module_and_its_attribute() -> None:
         EntryPoint("x", "not a value!", "p").load()
 
 
-def test_a_zip_on_the_path_is_left_to_importlib_metadata(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_only_site_directories_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder or a zip on sys.path that is no site directory (the working directory under
+    `python -m`, a PYTHONPATH entry) is never read for rules: a checkout could declare one."""
     archive = tmp_path / "plugins.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("z-1.dist-info/entry_points.txt", "[kvlint.rules]\nz = z_rules\n")
         zf.writestr("z-1.dist-info/METADATA", "Name: z\n")
-    monkeypatch.setattr(sys, "path", [str(archive)])
-    assert entry_points("kvlint.rules") is None
-    assert _metadata("kvlint.rules") == [("z", "z_rules", "z")]
+    checkout, real_site = tmp_path / "checkout", tmp_path / "site-packages"
+    _dist(checkout, "pwn-0.1.dist-info", "pwn", "[kvlint.rules]\npwn = pwnmod\n")
+    _dist(real_site, "good-1.dist-info", "good", "[kvlint.rules]\ngood = good_rules\n")
+    _site(monkeypatch, real_site)
+    monkeypatch.setattr(sys, "path", ["", str(checkout), str(archive), str(real_site)])
+    assert site_directories() == [str(real_site)]
+    assert _ours("kvlint.rules") == [("good", "good_rules", "good")]
+    assert _ours("kvlint.rules") == _metadata("kvlint.rules")
 
 
 def test_a_finder_of_distributions_is_left_to_importlib_metadata(

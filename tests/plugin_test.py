@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -42,40 +43,59 @@ def get_rules():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example installed by pip (from a copy: a build writes nothing into the repository),
-    plus a plugin that cannot be imported and one whose rule reuses a built-in code."""
+def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtual environment whose site directory holds the example, installed by pip (from a
+    copy: a build writes nothing into the repository), plus a plugin that cannot be imported
+    and one whose rule reuses a built-in code. kvlint reads rules only from an environment's
+    site directories (never a PYTHONPATH or working-directory folder); the environment finds
+    kvlint and its dependencies through this test run's own site directory."""
     root = tmp_path_factory.mktemp("plugins")
     source = root / "src"
     shutil.copytree(EXAMPLE, source)
-    target = root / "site"
+    venv = root / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = _python(venv)
+    site_dir = Path(
+        subprocess.run(
+            [python, "-c", "import site; print(site.getsitepackages()[0])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    ours = sysconfig.get_paths()["purelib"]
+    (site_dir / "kvlint-test-base.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "-q"]
     subprocess.run(
-        [*pip, "--no-index", "--no-deps", "--target", str(target), str(source)],
+        [*pip, "--no-index", "--no-deps", "--target", str(site_dir), str(source)],
         check=True,
         capture_output=True,
     )
-    _dist_info(target, "kvlint-plugin-broken", "broken = kvlint_plugin_not_there")
-    _dist_info(target, "kvlint-plugin-clash", "clash = kvlint_plugin_clash")
-    (target / "kvlint_plugin_clash.py").write_text(CLASH)
-    return target
+    _dist_info(site_dir, "kvlint-plugin-broken", "broken = kvlint_plugin_not_there")
+    _dist_info(site_dir, "kvlint-plugin-clash", "clash = kvlint_plugin_clash")
+    (site_dir / "kvlint_plugin_clash.py").write_text(CLASH)
+    return venv
 
 
-def kvlint(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-    env.pop("GITHUB_ACTIONS", None)
+def _python(venv: Path) -> str:
+    return str(venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+
+
+def kvlint(env: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": str(REPO)}
+    environ.pop("GITHUB_ACTIONS", None)
     return subprocess.run(
-        [sys.executable, "-m", "kvlint", *args],
+        [_python(env), "-m", "kvlint", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=environ,
         cwd=cwd,
         check=False,
     )
 
 
-def test_plugin_rule_is_listed_and_failures_are_isolated(site: Path) -> None:
-    result = kvlint(site, "rules", "--format", "json")
+def test_plugin_rule_is_listed_and_failures_are_isolated(env: Path) -> None:
+    result = kvlint(env, "rules", "--format", "json")
     assert result.returncode == 0
     rules = {rule["code"]: rule for rule in json.loads(result.stdout)}
     assert rules["ACME001"]["package"] == "kvlint-plugin-example"
@@ -89,8 +109,8 @@ def test_plugin_rule_is_listed_and_failures_are_isolated(site: Path) -> None:
     ]
 
 
-def test_plugin_rule_explain(site: Path) -> None:
-    result = kvlint(site, "explain", "ACME001")
+def test_plugin_rule_explain(env: Path) -> None:
+    result = kvlint(env, "explain", "ACME001")
     assert result.returncode == 0
     assert result.stdout.splitlines()[0] == (
         "ACME001 memory-fraction-above-policy (severity: warning; engines: sglang, vllm; "
@@ -98,7 +118,7 @@ def test_plugin_rule_explain(site: Path) -> None:
     )
 
 
-def test_plugin_rule_runs_with_its_options(site: Path, tmp_path: Path) -> None:
+def test_plugin_rule_runs_with_its_options(env: Path, tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "vllm.yaml").write_text(
         "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 8192\n"
@@ -106,7 +126,7 @@ def test_plugin_rule_runs_with_its_options(site: Path, tmp_path: Path) -> None:
         encoding="utf-8",
     )
     args = ("check", "vllm.yaml", "--offline", "--format", "json", "--select", "ACME001")
-    result = kvlint(site, *args, cwd=tmp_path)
+    result = kvlint(env, *args, cwd=tmp_path)
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert [(f["code"], f["line"], f["column"], f["message"]) for f in document["findings"]] == [
@@ -117,9 +137,9 @@ def test_plugin_rule_runs_with_its_options(site: Path, tmp_path: Path) -> None:
         "kvlint-plugin-clash",
     ]
     (tmp_path / ".kvlint.yaml").write_text("rules:\n  ACME001: {limit: 0.98}\n", encoding="utf-8")
-    assert kvlint(site, *args, cwd=tmp_path).returncode == 0
+    assert kvlint(env, *args, cwd=tmp_path).returncode == 0
     (tmp_path / ".kvlint.yaml").write_text("rules:\n  ACME001: {limit: 2}\n", encoding="utf-8")
-    result = kvlint(site, *args, cwd=tmp_path)
+    result = kvlint(env, *args, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == (
         f"kvlint: {(tmp_path / '.kvlint.yaml').resolve()}:2:13: `rules.ACME001.limit`: "
