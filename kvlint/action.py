@@ -176,8 +176,9 @@ def main(env: Mapping[str, str] | None = None) -> int:
         # An annotation as well as the log line, so the pull request shows why nothing ran.
         from kvlint.report.github import escape_data
 
-        print(f"::error title=kvlint::{escape_data(str(exc))}")
-        print(f"kvlint: {exc}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"::error title=kvlint::{escape_data(line)}")
+            print(f"kvlint: {line}", file=sys.stderr)
         write_outputs(environ, {"exit-code": "2", "findings": "0"})
         return 2
 

@@ -16,11 +16,14 @@ from typing import Literal
 from kvlint import options as option_models
 from kvlint import reading
 from kvlint.errors import KvlintError
+from kvlint.errors import raise_all
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.registry import Registry
+from kvlint.selection import PerFileIgnore
 from kvlint.selection import Selection
-from kvlint.selection import build_selection
+from kvlint.selection import normalise
+from kvlint.selection import why_unknown
 from kvlint.source.nodes import Mapping as NodeMapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -78,6 +81,24 @@ class Config:
     fail_on: SeverityName = field(
         default="warning", metadata=_about("The lowest severity that makes `kvlint check` exit 1")
     )
+    exclude: list[str] | None = field(
+        default=None,
+        metadata=_about(
+            "gitwildmatch patterns (relative to this file) of files and folders a folder walk "
+            "skips; replaces the default: hidden files and folders, node_modules, __pycache__"
+        ),
+    )
+    extend_exclude: list[str] = field(
+        default_factory=list, metadata=_about("Patterns to skip as well as `exclude`")
+    )
+    respect_gitignore: bool = field(
+        default=True, metadata=_about("Skip what .gitignore files ignore in a folder walk")
+    )
+
+
+# What a folder walk skips unless `exclude` says otherwise (ruff's default keeps hidden folders,
+# virtual environments and caches out the same way); `.git` is never walked.
+DEFAULT_EXCLUDE = (".*", "node_modules", "__pycache__")
 
 
 # Where the schema is published: the file in the repository, as SchemaStore's catalog fetches it.
@@ -87,6 +108,11 @@ SCHEMA_ID = "https://raw.githubusercontent.com/kvcache-lint/kvlint/main/schemas/
 def config_schema() -> dict[str, Any]:
     """The JSON Schema of the config file (``schemas/config.schema.json`` is generated from it)."""
     schema = option_models.pydantic_model(Config, _kebab).model_json_schema(by_alias=True)
+    # An editor's `$schema: ...` line (yaml-language-server, SchemaStore) is allowed and ignored.
+    schema["properties"] = {
+        "$schema": {"description": "The schema of this file, for editors", "type": "string"},
+        **schema["properties"],
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -127,6 +153,13 @@ class Settings:
     fail_on: Severity = Severity.WARNING
     offline: bool = False
     config_path: Path | None = None
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE  # gitwildmatch, relative to base_dir
+    respect_gitignore: bool = True
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder the config's patterns are relative to (None: no config file)."""
+        return self.config_path.parent if self.config_path is not None else None
 
 
 def find_config(start: Path) -> Path | None:
@@ -172,7 +205,8 @@ def _read_config_text(path: Path) -> str:
 
 
 def load_config(path: Path | None) -> LoadedConfig:
-    """Read and validate one config file (``None``: the defaults)."""
+    """Read and validate one config file (``None``: the defaults); every mistake in it is
+    reported (``KvlintErrors``), not only the first."""
     if path is None:
         return LoadedConfig(Config())
     text = _read_config_text(path)
@@ -182,18 +216,37 @@ def load_config(path: Path | None) -> LoadedConfig:
         root = _parse_yaml(path, text)
         data = root.plain() if root is not None else {}
     loaded = LoadedConfig(Config(), path, text, root)
+    if isinstance(data, dict) and isinstance(data.get("$schema"), str):
+        data = {k: v for k, v in data.items() if k != "$schema"}
     try:
         config = option_models.validate(Config, data, alias=_kebab)
     except option_models.OptionsError as exc:
-        raise _config_error(loaded, exc, prefix=()) from None
+        raise_all([_config_error(loaded, one, prefix=()) for one in _each(exc)])
+        raise AssertionError("unreachable") from None  # raise_all raised
     return LoadedConfig(config, path, text, root)
 
 
+def _each(exc: option_models.OptionsError) -> list[option_models.OptionsError]:
+    return [option_models.OptionsError(loc, kind, message) for loc, kind, message in exc.errors]
+
+
+def toml_module() -> Any:
+    """``tomllib`` (Python 3.11+), else ``tomli``, the package it was taken from (a dependency
+    on Python < 3.11). Imported by name so mypy's 3.10 target accepts both."""
+    try:
+        return importlib.import_module("tomllib")
+    except ImportError:
+        pass
+    try:
+        return importlib.import_module("tomli")
+    except ImportError:
+        raise KvlintError(
+            "reading [tool.kvlint] needs Python 3.11 or the tomli package (pip install tomli)"
+        ) from None
+
+
 def _parse_toml(path: Path, text: str) -> Any:
-    try:  # tomllib is Python 3.11+; imported by name so mypy's 3.10 target accepts it
-        tomllib: Any = importlib.import_module("tomllib")
-    except ImportError:  # pragma: no cover
-        raise KvlintError("reading pyproject.toml needs Python 3.11", path=str(path)) from None
+    tomllib = toml_module()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -251,30 +304,58 @@ def resolve(
 ) -> Settings:
     """Settings from the file, with command-line values on top: ``--select`` replaces the file's
     ``select``; ``--ignore`` and ``--extend-select`` add to the file's lists; ``--fail-on``,
-    ``--gpu`` and ``--engine-version`` replace the file's value."""
+    ``--gpu`` and ``--engine-version`` replace the file's value. Every unknown rule code, name
+    or prefix, and every bad rule option, is reported (``KvlintErrors``), each at its key."""
     config = loaded.config
-    where = str(loaded.path) if loaded.path else ""
-    selection = build_selection(
-        registry,
-        select=select if select is not None else config.select,
-        ignore=[*config.ignore, *ignore],
-        extend_select=[*config.extend_select, *extend_select],
-        per_file_ignores=config.per_file_ignores,
+    errors: list[KvlintError] = []
+    name = _kebab
+
+    def from_file(key: str, values: Sequence[str], *inner: str | int) -> tuple[str, ...]:
+        return normalise(
+            values,
+            registry,
+            where=f"`{'.'.join(map(str, (key, *inner)))}`" + _in_file(loaded),
+            errors=errors,
+            locate=lambda i: loaded.span((key, *inner, i)),
+        )
+
+    def from_cli(flag: str, values: Sequence[str]) -> tuple[str, ...]:
+        return normalise(values, registry, where=flag, errors=errors)
+
+    if select is not None:
+        selected: tuple[str, ...] | None = from_cli("--select", select)
+    elif config.select is not None:
+        selected = from_file("select", config.select)
+    else:
+        selected = None
+    selection = Selection(
+        select=selected,
+        ignore=(*from_file("ignore", config.ignore), *from_cli("--ignore", ignore)),
+        extend_select=(
+            *from_file(name("extend_select"), config.extend_select),
+            *from_cli("--extend-select", extend_select),
+        ),
+        per_file_ignores=[
+            PerFileIgnore(pattern, from_file(name("per_file_ignores"), codes, pattern))
+            for pattern, codes in config.per_file_ignores.items()
+        ],
         base_dir=loaded.base_dir,
-        where=where or "the command line",
     )
-    severities = {
-        _rule_code(loaded, registry, key, ("severity", key)): Severity.parse(value)
-        for key, value in config.severity.items()
-    }
+    severities: dict[str, Severity] = {}
+    for key, value in config.severity.items():
+        code = _rule_code(loaded, registry, key, ("severity", key), errors)
+        if code is not None:
+            severities[code] = Severity.parse(value)
     options: dict[str, Any] = {}
     for key, raw in config.rules.items():
-        code = _rule_code(loaded, registry, key, ("rules", key))
-        rule = registry.rules[code]
+        code = _rule_code(loaded, registry, key, ("rules", key), errors)
+        if code is None:
+            continue
         try:
-            options[code] = option_models.validate(rule.Options, raw)
+            options[code] = option_models.validate(registry.rules[code].Options, raw)
         except option_models.OptionsError as exc:
-            raise _config_error(loaded, exc, prefix=("rules", key)) from None
+            errors.extend(_config_error(loaded, one, prefix=("rules", key)) for one in _each(exc))
+    raise_all(errors)
     return Settings(
         selection=selection,
         severities=severities,
@@ -284,19 +365,36 @@ def resolve(
         fail_on=Severity.parse(fail_on or config.fail_on),
         offline=offline,
         config_path=loaded.path,
+        exclude=(
+            *(config.exclude if config.exclude is not None else DEFAULT_EXCLUDE),
+            *config.extend_exclude,
+        ),
+        respect_gitignore=config.respect_gitignore,
     )
 
 
+def _in_file(loaded: LoadedConfig) -> str:
+    return " of the kvlint config" if loaded.path is not None else ""
+
+
 def _rule_code(
-    loaded: LoadedConfig, registry: Registry, key: str, loc: tuple[str | int, ...]
-) -> str:
+    loaded: LoadedConfig,
+    registry: Registry,
+    key: str,
+    loc: tuple[str | int, ...],
+    errors: list[KvlintError],
+) -> str | None:
     rule = registry.get(key)
     if rule is None:
-        raise KvlintError(
-            f"`{'.'.join(map(str, loc))}`: no rule has the code or name `{key}`",
-            loaded.span(loc),
-            path=str(loaded.path),
+        dotted = ".".join(map(str, loc))
+        errors.append(
+            KvlintError(
+                f"`{dotted}`: {why_unknown(key, registry)}",
+                loaded.span(loc),
+                path=str(loaded.path),
+            )
         )
+        return None
     return rule.code
 
 

@@ -26,3 +26,30 @@ class KvlintError(Exception):
         if self.path:
             return f"{printable(self.path)}: {printable(self.message)}"
         return printable(self.message)
+
+    def lines(self) -> list[str]:
+        """What the CLI prints, one ``kvlint: `` line each."""
+        return [str(self)]
+
+
+class KvlintErrors(KvlintError):
+    """Several errors reported together (every mistake of a config file, not only the first)."""
+
+    def __init__(self, errors: list[KvlintError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, first.span, path=first.path)
+        self.errors = errors
+
+    def lines(self) -> list[str]:
+        return [line for error in self.errors for line in error.lines()]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def raise_all(errors: list[KvlintError]) -> None:
+    """Nothing when ``errors`` is empty; the one error, or all of them together."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise KvlintErrors(errors)

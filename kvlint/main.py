@@ -107,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _load(args.command).run(args)
     except KvlintError as exc:
-        print(f"kvlint: {exc}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"kvlint: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -27,13 +27,21 @@ from typing import NamedTuple
 
 
 class OptionsError(Exception):
-    """The first error pydantic found: where (field names and indexes), what kind, and why."""
+    """The first error pydantic found: where (field names and indexes), what kind, and why;
+    ``errors`` holds every error it found, the first included, as (loc, kind, message)."""
 
-    def __init__(self, loc: tuple[str | int, ...], kind: str, message: str) -> None:
+    def __init__(
+        self,
+        loc: tuple[str | int, ...],
+        kind: str,
+        message: str,
+        errors: tuple[tuple[tuple[str | int, ...], str, str], ...] = (),
+    ) -> None:
         super().__init__(message)
         self.loc = loc
         self.kind = kind  # pydantic's error type: "extra_forbidden", "literal_error", ...
         self.message = message
+        self.errors = errors or ((loc, kind, message),)
 
 
 class _Field(NamedTuple):
@@ -70,8 +78,8 @@ def _with_pydantic(model: type[Any], data: Mapping[str, Any]) -> Any:
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
-        error = exc.errors()[0]
-        raise OptionsError(tuple(error["loc"]), error["type"], error["msg"]) from None
+        found = tuple((tuple(e["loc"]), e["type"], e["msg"]) for e in exc.errors())
+        raise OptionsError(*found[0], errors=found) from None
 
 
 def pydantic_model(cls: type[Any], alias: Callable[[str], str] | None = None) -> type[Any]:

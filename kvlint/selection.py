@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import re
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from kvlint.errors import KvlintError
+from kvlint.finding import Span
 from kvlint.registry import Registry
 
 _PREFIX_RE = re.compile(r"^[A-Z]{1,4}[0-9]{0,3}$")
@@ -29,14 +31,24 @@ class PerFileIgnore(NamedTuple):
     prefixes: tuple[str, ...]
 
 
-def normalise(selectors: Iterable[str], registry: Registry, *, where: str = "") -> tuple[str, ...]:
+def normalise(
+    selectors: Iterable[str],
+    registry: Registry,
+    *,
+    where: str = "",
+    errors: list[KvlintError] | None = None,
+    locate: Callable[[int], Span | None] | None = None,
+) -> tuple[str, ...]:
     """Codes, prefixes (``KV3``), names and ``ALL`` as code prefixes (``ALL`` is the empty one).
 
-    A selector that is neither a rule name nor shaped like a code prefix is an error: a typo in
-    ``--ignore`` must not silently ignore nothing.
+    A selector must name a rule or be the prefix of one: a typo in ``--select`` must not check
+    nothing, nor one in ``--ignore`` silently ignore nothing. Each wrong selector is an error
+    with a did-you-mean; with ``errors`` given they are collected there (``locate(i)`` places
+    the i-th selector in its file), else the first is raised.
     """
     out: list[str] = []
-    for raw in selectors:
+    codes = registry.codes()
+    for index, raw in enumerate(selectors):
         text = raw.strip()
         if not text:
             continue
@@ -44,17 +56,48 @@ def normalise(selectors: Iterable[str], registry: Registry, *, where: str = "") 
             out.append("")
             continue
         rule = registry.by_name.get(text.lower())
+        upper = text.upper()
         if rule is not None:
             out.append(rule.code)
-        elif _PREFIX_RE.match(text.upper()):
-            out.append(text.upper())
+        elif _PREFIX_RE.match(upper) and any(code.startswith(upper) for code in codes):
+            out.append(upper)
         else:
             suffix = f" in {where}" if where else ""
-            raise KvlintError(
-                f"unknown rule selector `{text}`{suffix} (use a code, a code prefix such as "
-                "`KV3`, a rule name, or `ALL`)"
+            problem = KvlintError(
+                f"unknown rule selector `{text}`{suffix}: {why_unknown(text, registry)}",
+                locate(index) if locate is not None else None,
             )
+            if errors is None:
+                raise problem
+            errors.append(problem)
     return tuple(out)
+
+
+def why_unknown(text: str, registry: Registry) -> str:
+    """No rule has it; the nearest codes or names, as flake8 and ruff suggest them."""
+    import difflib  # only on this error path (start-up time)
+
+    upper = text.upper()
+    if _PREFIX_RE.match(upper):
+        # The codes sharing the longest start with it (KV39 -> KV30x), the closest of those.
+        def shared(code: str) -> int:
+            pairs = zip(upper, code, strict=False)  # the shorter one ends the comparison
+            return next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(upper), len(code)))
+
+        codes = registry.codes()
+        longest = max((shared(c) for c in codes), default=0)
+        near = [c for c in codes if shared(c) == longest and longest >= 2]
+        close = sorted(near, key=lambda c: -difflib.SequenceMatcher(None, upper, c).ratio())[:3]
+        head = "no rule has that code or code prefix"
+    else:
+        candidates = sorted(registry.by_name)
+        close = difflib.get_close_matches(text.lower(), candidates, n=3, cutoff=0.6)
+        head = "not a rule code, code prefix (`KV3`), rule name or `ALL`"
+    if not close:
+        return f"{head} (`kvlint rules` lists them)"
+    named = [f"`{c}`" for c in close]
+    either = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"{head}; did you mean {either}?"
 
 
 def _longest(prefixes: Iterable[str], code: str) -> int | None:

@@ -23,9 +23,13 @@ _CODES = r"[A-Za-z0-9][A-Za-z0-9-]*(?:[ \t]*,[ \t]*[A-Za-z0-9][A-Za-z0-9-]*)*"
 # A comment starts at `#` at the start of a line or after blank space (a `#` inside a word, as
 # in `image: repo#tag`, is not a YAML comment).
 _DIRECTIVE = re.compile(
-    rf"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<kind>disable-file|disable)\b"
+    rf"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<kind>disable-file|disable)(?=[ \t=]|$)"
     rf"(?:[ \t]*=[ \t]*(?P<codes>{_CODES}))?(?P<reason>.*)$"
 )
+# Any `# kvlint:` comment: one the pattern above does not read is reported, not ignored.
+_COMMENT = re.compile(r"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<text>.*)$")
+# `disable KV301` (no `=`) would read as "disable every rule, because KV301": a mistake.
+_CODE_AS_REASON = re.compile(r"[A-Za-z]{2,4}[0-9]{1,3}\b")
 _ANNOTATION_ENTRY = re.compile(rf"^\s*(?P<codes>{_CODES})\s*(?::(?P<reason>.*))?$")
 
 
@@ -34,12 +38,13 @@ class Directive:
     """One suppression as written. ``codes`` empty: every code. ``lines`` empty: the whole file
     (``disable-file``) or, for an annotation, the whole deployment."""
 
-    kind: str  # "disable", "disable-file", "annotation"
+    kind: str  # "disable", "disable-file", "annotation"; "malformed": not understood
     span: Span  # where it is written: the `#` of the comment, or the annotation's value
     codes: tuple[str, ...]
     reason: str = ""
     lines: frozenset[int] = frozenset()
     used: set[str] = field(default_factory=set)  # the selectors that suppressed something
+    problem: str = ""  # a malformed directive: what was not understood, and how to write it
 
     @property
     def text(self) -> str:
@@ -50,6 +55,8 @@ class Directive:
 
     def covers(self, finding: Finding) -> str | None:
         """The selector that matches ``finding`` (``"*"`` for a bare directive), or None."""
+        if self.kind == "malformed":
+            return None
         if self.lines and finding.span.line not in self.lines:
             return None
         if not self.codes:
@@ -81,10 +88,15 @@ def parse_comments(path: str, text: str) -> list[Directive]:
     for index, line in enumerate(lines):
         if "kvlint:" not in line:
             continue
-        match = _DIRECTIVE.search(line)
-        if match is None:
-            continue
         number = index + 1
+        match = _DIRECTIVE.search(line)
+        comment = _COMMENT.search(line)
+        if match is None or (
+            not match.group("codes") and _CODE_AS_REASON.match(match.group("reason").strip())
+        ):
+            if comment is not None:
+                out.append(_malformed_comment(path, number, comment))
+            continue
         end = match.end("codes") if match.group("codes") else match.end("kind")
         span = Span(path, number, match.start() + 1, end_column=end + 1)
         codes = _split_codes(match.group("codes"))
@@ -118,10 +130,38 @@ def parse_annotations(annotations: Mapping[str, Sourced[str]]) -> list[Directive
     for entry in str(value.value).split(";"):
         match = _ANNOTATION_ENTRY.match(entry)
         if match is None:
+            if entry.strip():
+                out.append(_malformed_annotation(value.span, entry.strip()))
             continue
         reason = (match.group("reason") or "").strip()
         out.append(Directive("annotation", value.span, _split_codes(match.group("codes")), reason))
     return out
+
+
+def _malformed_comment(path: str, number: int, comment: re.Match[str]) -> Directive:
+    text = comment.group(0).strip()
+    word = comment.group("text").split("=", 1)[0].split(None, 1)
+    if word and word[0] in ("disable", "disable-file"):
+        # `disable KV301`: the codes need the `=`.
+        rest = comment.group("text")[len(word[0]) :].strip()
+        hint = f"write `# kvlint: {word[0]}={rest.split()[0]}` to name the rule"
+    else:
+        hint = (
+            "kvlint reads `# kvlint: disable=CODES reason` (this line, or the next when alone "
+            "on its line) and `# kvlint: disable-file`"
+        )
+    span = Span(path, number, comment.start() + 1, end_column=comment.end() + 1)
+    return Directive("malformed", span, (), problem=f"`{text}` is not understood: {hint}")
+
+
+def _malformed_annotation(span: Span, entry: str) -> Directive:
+    words = entry.split(None, 1)
+    example = f"{words[0]}: {words[1]}" if len(words) == 2 else "KV301: reason"
+    problem = (
+        f"`{ANNOTATION}` entry `{entry}` is not understood: write the codes, a colon and the "
+        f"reason (`{example}`)"
+    )
+    return Directive("malformed", span, (), problem=problem)
 
 
 def apply(
@@ -159,6 +199,9 @@ def unused(directives: Iterable[Directive], is_known: Callable[[str], bool | Non
     when it matches rules that were not selected."""
     out: list[Unused] = []
     for directive in directives:
+        if directive.kind == "malformed":
+            out.append(Unused(directive.span, directive.problem))
+            continue
         if not directive.codes:
             if not directive.used:
                 out.append(Unused(directive.span, f"`{directive.text}` suppresses nothing"))

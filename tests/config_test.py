@@ -86,7 +86,8 @@ def test_unknown_key_in_yaml_has_its_position(tmp_path: Path) -> None:
         load_config(path)
     assert str(info.value) == (
         f"{path}:3:1: unknown key `ignroe` in the kvlint config (known keys: select, ignore, "
-        "extend-select, per-file-ignores, severity, rules, engine-version, gpu, fail-on)"
+        "extend-select, per-file-ignores, severity, rules, engine-version, gpu, fail-on, exclude, "
+        "extend-exclude, respect-gitignore)"
     )
 
 
@@ -115,7 +116,10 @@ def test_unknown_rule_in_severity(tmp_path: Path) -> None:
     path = write(tmp_path / ".kvlint.yaml", "severity:\n  KV999: info\n")
     with pytest.raises(KvlintError) as info:
         resolve(load_config(path), default_registry())
-    assert str(info.value) == f"{path}:2:3: `severity.KV999`: no rule has the code or name `KV999`"
+    assert str(info.value) == (
+        f"{path}:2:3: `severity.KV999`: no rule has that code or code prefix; did you mean "
+        "`KV901`, `KV902` or `KV903`?"
+    )
 
 
 def test_invalid_yaml_and_non_mapping(tmp_path: Path) -> None:
@@ -131,7 +135,10 @@ def test_bad_selector_in_config_names_the_file(tmp_path: Path) -> None:
     path = write(tmp_path / ".kvlint.yaml", "ignore: [max num seqs]\n")
     with pytest.raises(KvlintError) as info:
         resolve(load_config(path), default_registry())
-    assert f"unknown rule selector `max num seqs` in {path}" in str(info.value)
+    assert str(info.value) == (
+        f"{path}:1:10: unknown rule selector `max num seqs` in `ignore` of the kvlint config: "
+        "not a rule code, code prefix (`KV3`), rule name or `ALL` (`kvlint rules` lists them)"
+    )
 
 
 def test_schema_file_is_current() -> None:
@@ -166,3 +173,40 @@ def test_rule_options_by_code_or_name(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}:2:11: `rules.KV305.ratio`: Input should be less than or equal to 1"
     )
+
+
+def test_tool_kvlint_is_read_with_tomli_where_tomllib_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.10 has no tomllib: the reader falls back to tomli (a dependency there)."""
+    import sys
+
+    path = write(
+        tmp_path / "pyproject.toml",
+        '[project]\nname = "x"\n\n[tool.kvlint]\nselect = ["KV3"]\ngpu = "H100-80GB"\n'
+        'severity = { KV301 = "error" }\n',
+    )
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` raises ImportError
+    import tomli
+
+    loaded = load_config(path)
+    assert (loaded.config.select, loaded.config.gpu) == (["KV3"], "H100-80GB")
+    assert loaded.config.severity == {"KV301": "error"}
+    from kvlint.config import toml_module
+
+    assert toml_module() is tomli
+    with pytest.raises(KvlintError, match=r"invalid TOML: "):
+        load_config(write(tmp_path / "bad" / "pyproject.toml", "[tool.kvlint\n"))
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    with pytest.raises(KvlintError, match=r"needs Python 3.11 or the tomli package"):
+        load_config(path)
+
+
+def test_a_schema_key_is_allowed_and_the_schema_describes_it(tmp_path: Path) -> None:
+    url = "https://raw.githubusercontent.com/kvcache-lint/kvlint/main/schemas/config.schema.json"
+    path = write(tmp_path / ".kvlint.yaml", f"$schema: {url}\nselect: [KV3]\n")
+    assert load_config(path).config.select == ["KV3"]
+    schema = config_schema()
+    assert schema["$id"] == url
+    data = {"$schema": url, "select": ["KV3"], "exclude": ["legacy/"]}
+    jsonschema.Draft202012Validator(schema).validate(data)

@@ -51,9 +51,38 @@ def test_unknown_selector_is_an_error() -> None:
     with pytest.raises(KvlintError) as info:
         normalise(["not-a-rule"], default_registry(), where="the command line")
     assert str(info.value) == (
-        "unknown rule selector `not-a-rule` in the command line (use a code, a code prefix "
-        "such as `KV3`, a rule name, or `ALL`)"
+        "unknown rule selector `not-a-rule` in the command line: not a rule code, code prefix "
+        "(`KV3`), rule name or `ALL` (`kvlint rules` lists them)"
     )
+
+
+@pytest.mark.parametrize(
+    ("selector", "suggestion"),
+    [
+        (
+            "KV999",
+            "no rule has that code or code prefix; did you mean `KV901`, `KV902` or `KV903`?",
+        ),
+        ("KV39", "no rule has that code or code prefix; did you mean `KV301`, `KV302` or `KV303`?"),
+        ("max-num-seq-over-kv-budget", "did you mean `max-num-seqs-over-kv-budget`?"),
+    ],
+)
+def test_a_code_shaped_selector_must_name_a_rule(selector: str, suggestion: str) -> None:
+    """`--select KV999` used to check nothing and exit 0; now it is an error."""
+    with pytest.raises(KvlintError) as info:
+        normalise([selector], default_registry(), where="--select")
+    assert str(info.value).startswith(f"unknown rule selector `{selector}` in --select: ")
+    assert str(info.value).endswith(suggestion)
+    assert normalise(["KV3", "kv30", "KV301", "ALL"], default_registry()) == (
+        "KV3", "KV30", "KV301", ""
+    )  # fmt: skip
+
+
+def test_every_wrong_selector_is_collected() -> None:
+    errors: list[KvlintError] = []
+    kept = normalise(["KV998", "KV301", "KV997"], default_registry(), errors=errors)
+    assert kept == ("KV301",)
+    assert [e.message.split("`")[1] for e in errors] == ["KV998", "KV997"]
 
 
 def test_per_file_ignores(tmp_path: Path) -> None:

@@ -99,3 +99,42 @@ def test_annotation() -> None:
         "`KV302` in `kvlint.dev/ignore: KV301, KV302` suppresses nothing",
         "`kvlint.dev/ignore: KV907` suppresses nothing",
     ]
+
+
+MALFORMED = """\
+a: 1  # kvlint: disable-next-line=KV301
+b: 2  # kvlint: disable KV301 bursty traffic
+c: 3  # kvlint: enable=KV301
+"""
+
+
+def test_a_malformed_comment_is_reported_and_suppresses_nothing() -> None:
+    directives = parse_comments("f.yaml", MALFORMED)
+    assert [d.kind for d in directives] == ["malformed"] * 3
+    # `disable-next-line` is not read as a bare `disable` (which would hide every rule).
+    kept, suppressed = apply([finding("KV301", 1), finding("KV301", 2)], directives)
+    assert (len(kept), suppressed) == (2, 0)
+    messages = [u.message for u in unused(directives, lambda _: True)]
+    assert messages == [
+        "`# kvlint: disable-next-line=KV301` is not understood: kvlint reads "
+        "`# kvlint: disable=CODES reason` (this line, or the next when alone on its line) and "
+        "`# kvlint: disable-file`",
+        "`# kvlint: disable KV301 bursty traffic` is not understood: write "
+        "`# kvlint: disable=KV301` to name the rule",
+        "`# kvlint: enable=KV301` is not understood: kvlint reads "
+        "`# kvlint: disable=CODES reason` (this line, or the next when alone on its line) and "
+        "`# kvlint: disable-file`",
+    ]
+    assert directives[0].span == Span("f.yaml", 1, 7, end_column=40)
+
+
+def test_an_annotation_without_the_colon_is_reported() -> None:
+    value = Sourced("KV301 bursty traffic; KV302: measured", Span("f.yaml", 4, 25))
+    bad, good = parse_annotations({"kvlint.dev/ignore": value})
+    assert (good.kind, good.codes, good.reason) == ("annotation", ("KV302",), "measured")
+    assert bad.kind == "malformed"
+    (message,) = [u.message for u in unused([bad], lambda _: True)]
+    assert message == (
+        "`kvlint.dev/ignore` entry `KV301 bursty traffic` is not understood: write the codes, a "
+        "colon and the reason (`KV301: bursty traffic`)"
+    )

@@ -109,7 +109,7 @@ def test_select_by_name_and_extend_select(capsys: pytest.CaptureFixture[str]) ->
     assert result.out == f"{KV907}\n{KV501}\n"
     result = run_cli(["check", "vllm.yaml", "--select", "max num seqs"], capsys)
     assert result.code == 2
-    assert result.err.startswith("kvlint: unknown rule selector `max num seqs` in the command")
+    assert result.err.startswith("kvlint: unknown rule selector `max num seqs` in --select: ")
 
 
 def test_gpu_flag_fills_the_missing_fact(capsys: pytest.CaptureFixture[str]) -> None:
@@ -255,3 +255,44 @@ def test_show_fixes_says_what_each_fix_changed(capsys: pytest.CaptureFixture[str
     assert first == "kvlint: fixed 1 finding in 1 file"
     assert fix.startswith("  vllm.yaml:3:15: KV301 [~] Lower `max_num_seqs` to ")
     assert fix.endswith(f": `4096` -> `{Path('vllm.yaml').read_text().split()[-1]}`")
+
+
+def test_select_of_a_code_no_rule_has_is_exit_2_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("vllm.yaml", TYPO)
+    result = run_cli(["check", "vllm.yaml", "--select", "KV999"], capsys)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "kvlint: unknown rule selector `KV999` in --select: no rule has that code or code "
+        "prefix; did you mean `KV901`, `KV902` or `KV903`?\n"
+    )
+
+
+def test_every_config_error_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    write("vllm.yaml", TYPO)
+    write(
+        ".kvlint.yaml",
+        "select: [KV3, KV998]\nignore: [KV997]\nseverity: {KV996: info}\nfail-on: never\n"
+        "rules: {KV305: {ratio: lots}}\n",
+    )
+    result = run_cli(["check", "vllm.yaml"], capsys)
+    assert result.code == 2
+    lines = result.err.splitlines()
+    assert [Path(line.split(": ", 2)[1]).name for line in lines] == [
+        ".kvlint.yaml:4:1",  # fail-on: never (the file's own keys first)
+    ]
+    # The file's keys are validated first; once they hold, every rule reference is.
+    write(
+        ".kvlint.yaml",
+        "select: [KV3, KV998]\nignore: [KV997]\nseverity: {KV996: info}\n"
+        "rules: {KV305: {ratio: lots}}\n",
+    )
+    lines = run_cli(["check", "vllm.yaml"], capsys).err.splitlines()
+    assert [Path(line.split(": ", 2)[1]).name for line in lines] == [
+        ".kvlint.yaml:1:15",
+        ".kvlint.yaml:2:10",
+        ".kvlint.yaml:3:12",
+        ".kvlint.yaml:4:17",
+    ]
+    assert all(line.startswith("kvlint: ") for line in lines)
