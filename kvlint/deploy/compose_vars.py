@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from kvlint.deploy.argv import Aligner
 from kvlint.deploy.argv import Token
 
-# ${VAR:-default} / ${VAR-default} (the default may be empty, and holds no `}`).
-_DEFAULT_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}")
+# ${VAR:-default} / ${VAR-default}: the innermost (a default holds no `}` and no `$`, so
+# `${LEN:-${CTX:-8192}}` is read from the inside out).
+_DEFAULT_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}$]*)\}")
 # `$$` is a literal `$` (read left to right, so `$${VAR:-x}` stays a shell expression).
 _ESCAPED_OR_DEFAULT_RE = re.compile(r"\$\$|" + _DEFAULT_RE.pattern)
 
@@ -36,7 +37,16 @@ def interpolate(token: Token) -> Token:
         return "$" if match.group(0) == "$$" else match.group(2)
 
     result = _ESCAPED_OR_DEFAULT_RE.sub(value, text)
-    return token._replace(text=result) if result != text else token
+    while _DEFAULT_RE.search(result):  # nested defaults, from the inside out
+        result = _DEFAULT_RE.sub(lambda match: match.group(2), result)
+    if result == text:
+        return token
+    if "$" not in result and result and text.startswith("${"):
+        # One nested expression: its value is the innermost default, written last in it.
+        at = text.rfind(result)
+        if at > 0:
+            return _slice(token, at, at + len(result))
+    return token._replace(text=result)
 
 
 def _slice(token: Token, start: int, end: int) -> Token:

@@ -34,17 +34,22 @@ _PROGRAMS = {
     "ollama": ("ollama", "serve"),
 }
 
-# Image name patterns -> engine; the llm-d images ship vLLM.
+# The llm-d images that ship vLLM (ghcr.io/llm-d/llm-d, -cuda, -xpu, ...), not the project's
+# scheduler, routing sidecar or simulator images (llm-d-inference-scheduler, ...).
+_LLM_D = r"llm-d/llm-d(?:-(?:cuda|xpu|gaudi|hpu|cpu|rocm|aws|dev|cuda-dev))?(?=[:@]|$)"
+# Simulators and mocks that answer like an engine but hold no model: nothing to size.
+_NOT_ENGINES = re.compile(r"inference-sim|vllm-mock|mock-vllm|(^|[/-])mock[-:]", re.IGNORECASE)
+# Image name patterns -> engine.
 _IMAGE_ENGINES = (
     (re.compile(r"sglang", re.IGNORECASE), "sglang"),
     (re.compile(r"llama\.?cpp|llama-cpp", re.IGNORECASE), "llamacpp"),
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
-    (re.compile(r"vllm|llm-d/llm-d", re.IGNORECASE), "vllm"),
+    (re.compile(rf"vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
 )
 # Images whose entrypoint is the server itself, so `args` alone are the engine's flags.
 _SERVER_IMAGES = (
-    (re.compile(r"vllm/vllm-openai|vllm-openai|rocm/vllm|llm-d/llm-d", re.IGNORECASE), "vllm"),
+    (re.compile(rf"vllm/vllm-openai|vllm-openai|rocm/vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
     (re.compile(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
@@ -117,22 +122,46 @@ def _script(tokens: list[Token]) -> Invocation | None:
     for i, token in enumerate(tokens[1:], start=1):
         text = token.text
         if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
-            if i + 1 >= len(tokens):
+            rest = tokens[i + 1 :]
+            while rest and rest[0].text == "--":  # `bash -lc -- "<script>"`
+                rest = rest[1:]
+            if not rest:
                 return None
-            script = tokens[i + 1]
+            script = rest[0]
             if script.node is None:
                 return None
             nested = script.aligner is not None  # the script is one word of a string
+            # `sh -c script $0 $1 ...`: the words after the script are its `$0`, `$1`, ...
+            positional = rest[2:]
             for command in nested_commands(script) if nested else commands(script.node):
                 found = _scan(command)
                 if found is not None:
-                    return found
+                    return found._replace(args=_expand_all(found.args, positional))
             return None
     return None
 
 
+def _expand_all(args: list[Token], positional: list[Token]) -> list[Token]:
+    """``"$@"`` / ``$*`` in a script's command: the words handed to the script after it
+    (``$$@`` in a compose file, whose ``$$`` is a literal ``$``)."""
+    out: list[Token] = []
+    for token in args:
+        if token.text.replace("$$", "$") in ("$@", "$*", "${@}", "${*}"):
+            out.extend(positional)
+        else:
+            out.append(token)
+    return out
+
+
+def simulator(image: str) -> bool:
+    """An engine simulator or mock (llm-d-inference-sim, vllm-mock): no model is loaded."""
+    return _NOT_ENGINES.search(image) is not None
+
+
 def image_engine(image: str) -> str | None:
     """The engine an image ships (``vllm/vllm-openai``, ``lmsysorg/sglang``, ...), if any."""
+    if _NOT_ENGINES.search(image):
+        return None
     for pattern, engine in _IMAGE_ENGINES:
         if pattern.search(image):
             return engine
@@ -141,6 +170,8 @@ def image_engine(image: str) -> str | None:
 
 def server_image_engine(image: str) -> str | None:
     """The engine an image *starts* with no command (its entrypoint is the server)."""
+    if _NOT_ENGINES.search(image):
+        return None
     for pattern, engine in _SERVER_IMAGES:
         if pattern.search(image):
             return engine

@@ -11,9 +11,11 @@ from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.claims import attach
 from kvlint.deploy.claims import model_resources
+from kvlint.deploy.serving import values_image
 from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
 from kvlint.finding import InputProblem
+from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
@@ -108,7 +110,21 @@ def _wrapped(root: Node) -> list[Node] | None:
         return [values] if isinstance(values, Mapping) else []
     if kind == "Application" and (root.text_of("apiVersion") or "").startswith("argoproj.io/"):
         return _argo_values(root)
+    if kind == "ConfigMap" and root.text_of("apiVersion") == "v1":
+        return _config_files(root)
     return None
+
+
+def _config_files(root: Mapping) -> list[Node]:
+    """The YAML files a ConfigMap holds (``data: {config.yaml: |...}``): an engine config
+    mounted for ``vllm serve --config``, a RayLLM model config."""
+    data = root.mapping("data")
+    found: list[Node] = []
+    for key, value in data.items if data is not None else []:
+        if isinstance(value, Scalar) and key.text.endswith((".yaml", ".yml")):
+            documents, _ = parse_embedded(value)  # a broken file: whatever mounts it reports it
+            found.extend(d.root for d in documents if isinstance(d.root, Mapping))
+    return found
 
 
 def _argo_values(root: Mapping) -> list[Node]:
@@ -137,6 +153,15 @@ def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:
         if carrier.matches(root):
             return carrier.extract(root, ctx)
     if _is_recognised(root) or not report:
+        return []
+    serving = values_image(root)
+    if serving is not None:
+        where, what = serving
+        message = (
+            f"`{where.path.removeprefix('$.')}` runs {what} (`{where.text}`), but kvlint does not "
+            f"read this document's keys, so its settings are not checked"
+        )
+        ctx.problems.append(InputProblem("KV905", where.span, message, Severity.WARNING))
         return []
     ctx.unrecognised(
         root.source.span(root.start, key=root.path),

@@ -10,13 +10,18 @@ launcher of its own, or an engine's flags handed to an image kvlint does not kno
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import commands
 from kvlint.deploy.argv import nested_commands
+from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import simulator
 from kvlint.deploy.search import image_text
 from kvlint.source.nodes import Mapping
+from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
+from kvlint.source.nodes import Sequence
 
 # Serving stacks kvlint has no reader for, by image (the registries' own names).
 _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -36,6 +41,7 @@ _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"ray-?llm", re.IGNORECASE), "RayLLM"),
     (re.compile(r"deepspeed-?mii", re.IGNORECASE), "DeepSpeed-MII"),
     (re.compile(r"huggingface/tei|text-embeddings-inference", re.IGNORECASE), "TEI"),
+    (re.compile(r"kaito/kaito-base", re.IGNORECASE), "KAITO's transformers runtime"),
 )
 # Server programs of those stacks (the program's basename) and Python modules started with -m.
 _PROGRAMS = {
@@ -61,6 +67,7 @@ _MODULES = {
     "tensorrt_llm.commands.serve": "TensorRT-LLM",
     "sglang_router.launch_server": "SGLang's router launcher",
     "fastchat.serve.vllm_worker": "FastChat's vLLM worker",
+    "huggingfaceserver": "KServe's Hugging Face server",
 }
 # An engine's own program with a sub-command that is a client, not a server (`vllm bench`,
 # `ollama pull` in an init container): no server runs, so nothing is missed.
@@ -71,6 +78,8 @@ _CLIENTS = {
     # A Ray worker (or head) joining a cluster: the engine is started elsewhere, on the head.
     "ray": frozenset({"start", "stop", "status", "job"}),
 }
+# Python modules that front engines without loading a model (SGLang's router).
+_CLIENT_MODULES = frozenset({"sglang_router.launch_router", "sglang_router"})
 _CLIENT_PROGRAMS = frozenset({"llama-bench", "llama-cli", "llama-quantize", "huggingface-cli"})
 _ENGINE_NAMES = {
     "vllm": "vLLM",
@@ -96,6 +105,8 @@ _FLAGS = {
     "tgi": frozenset({"--model-id", "--num-shard", "--max-total-tokens", "--max-input-tokens"}),
     "llamacpp": frozenset({"--ctx-size", "--n-gpu-layers", "-ngl", "--parallel", "-ctk"}),
 }
+# Environment variables only an engine reads (vLLM's VLLM_*, llama.cpp's LLAMA_ARG_*).
+_ENV_PREFIXES = {"vllm": "VLLM_", "sglang": "SGLANG_", "llamacpp": "LLAMA_ARG_"}
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})
 
@@ -123,7 +134,8 @@ def _programs(argv: list[Token]) -> list[list[Token]]:
         for i, token in enumerate(words[1:], start=1):
             text = token.text
             if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
-                script = words[i + 1] if i + 1 < len(words) else None
+                rest = [t for t in words[i + 1 :] if t.text != "--"]
+                script = rest[0] if rest else None
                 if script is None or script.node is None:
                     return []
                 nested = script.aligner is not None
@@ -162,18 +174,28 @@ def is_client(argv: list[Token]) -> bool:
         base = _basename(command[0].text)
         if base in _CLIENT_PROGRAMS:
             return True
+        for i, token in enumerate(command[:-1]):
+            if token.text == "-m" and command[i + 1].text in _CLIENT_MODULES:
+                return True
         sub = command[1].text if len(command) > 1 else ""
         if base in _CLIENTS and sub in _CLIENTS[base]:
             return True
     return False
 
 
-def flags_engine(args: list[Token]) -> tuple[str, list[str]] | None:
-    """The engine whose own flags ``args`` are (two at least), with the flags found."""
+def flags_engine(args: list[Token], env: Iterable[str] = ()) -> tuple[str, list[str]] | None:
+    """The engine whose own flags ``args`` are, with the flags found: two such flags, or one
+    and the engine's own environment variables (``VLLM_*``) beside it."""
     written = {t.text.partition("=")[0] for t in args}
+    prefixes = {
+        engine: [name for name in env if name.startswith(_ENV_PREFIXES.get(engine, "-"))]
+        for engine in _FLAGS
+    }
     best: tuple[str, list[str]] | None = None
     for engine, flags in _FLAGS.items():
         found = sorted(written & flags)
+        if prefixes[engine] and found:
+            found.append(f"{_ENV_PREFIXES[engine]}* env")
         if len(found) >= 2 and (best is None or len(found) > len(best[1])):
             best = (engine, found)
     return best
@@ -205,3 +227,56 @@ def unread_resource(root: Mapping) -> str | None:
                     f"own launcher chooses"
                 )
     return None
+
+
+def values_image(
+    root: Node, depth: int = 0, parent: Mapping | None = None
+) -> tuple[Scalar, str] | None:
+    """The first LLM-serving image in a document no carrier reads (a chart's values for a
+    subchart of its own: ``vllm: {image: {repository: opea/vllm-gaudi}}``): where it is, and
+    what it runs. Only an image among a deployment's keys counts, not an operator chart's list
+    of the images it may use."""
+    if depth > 32:
+        return None
+    if isinstance(root, Sequence):
+        for item in root.items:
+            found = values_image(item, depth + 1, parent)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(root, Mapping):
+        return None
+    for key, child in root.items:
+        if key.text in ("image", "containerImage"):
+            found = _serving_image(root, key.text)
+            holders = (root, parent) if key.text == "containerImage" else (root,)
+            if found is not None and any(h is not None and _deploys(h) for h in holders):
+                return found
+            if found is not None:
+                continue
+        found = values_image(child, depth + 1, root)
+        if found is not None:
+            return found
+    return None
+
+
+def _serving_image(holder: Mapping, key: str) -> tuple[Scalar, str] | None:
+    if key == "image":
+        text, where = image_text(holder)
+    else:
+        where = holder.scalar(key)
+        text = where.text if where is not None and where.value is not None else ""
+    if where is None or not text or simulator(text):
+        return None
+    engine = image_engine(text)
+    what = engine_title(engine) if engine is not None else other_image(text)
+    return (where, what) if what is not None else None
+
+
+# Keys beside an image that make it a deployment's (what to run it with), rather than an
+# operator chart's list of the images it may use.
+_DEPLOYING = re.compile(r"model|resources|args|command|env", re.IGNORECASE)
+
+
+def _deploys(holder: Mapping) -> bool:
+    return any(_DEPLOYING.search(key.text) for key, _ in holder.items if key.text != "image")

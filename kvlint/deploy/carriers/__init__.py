@@ -13,6 +13,7 @@ from kvlint.deploy.carriers import kubernetes
 from kvlint.deploy.carriers import llmaz
 from kvlint.deploy.carriers import plan
 from kvlint.deploy.carriers import ray
+from kvlint.deploy.carriers import rayllm
 from kvlint.deploy.carriers.base import Carrier
 
 CARRIERS: dict[str, Carrier] = {
@@ -26,5 +27,6 @@ CARRIERS: dict[str, Carrier] = {
     custom.NAME: custom,  # any other Kubernetes object: searched for containers
     compose.NAME: compose,
     helm.NAME: helm,
+    rayllm.NAME: rayllm,
     engine_yaml.NAME: engine_yaml,
 }

@@ -21,6 +21,7 @@ from kvlint.deploy.compose_vars import shell_defaults
 from kvlint.deploy.detect import Invocation
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
 from kvlint.deploy.search import image_text
 from kvlint.deploy.serving import engine_title
@@ -222,6 +223,10 @@ def container_deployment(
     command = [substitute(t, env) for t in command]
     args = [substitute(t, env) for t in args]
     invocation = find_invocation(command + args, image, command_given=command_node is not None)
+    if invocation is None and command_node is None and args and _vllm_entrypoint(image, args):
+        # A vLLM build of someone else's (vllm-gaudi, a platform's own tag) given only vLLM's
+        # flags: the container runs only if its entrypoint is the server, as vLLM's images are.
+        invocation = Invocation("vllm", args, None, "the image's entrypoint")
     # Flags alone, for an operator that supplies the engine's image and entrypoint (llm-d's
     # ModelService, KServe's LLMInferenceService): they are that engine's.
     if invocation is None and command_node is None and args and default_engine is not None:
@@ -236,7 +241,9 @@ def container_deployment(
             engine_name = "ollama"
         engine_name = engine_name or default_engine
     if engine_name is None:
-        reason = unread_server(image, command, args, command_given=command_node is not None)
+        reason = unread_server(
+            image, command, args, command_given=command_node is not None, env=list(env)
+        )
         if reason is not None:
             found = (command_node, container.get(args_key), image_node)
             where = next((node for node in found if node is not None), container)
@@ -285,31 +292,44 @@ def container_deployment(
 
 
 def unread_server(
-    image: str, command: list[Token], args: list[Token], *, command_given: bool
+    image: str,
+    command: list[Token],
+    args: list[Token],
+    *,
+    command_given: bool,
+    env: Iterable[str] = (),
 ) -> str | None:
     """Why a container that runs no engine kvlint reads still runs an LLM server (for KV905),
     or None when nothing says it serves a model."""
     argv = command + args
-    if is_client(argv):
+    if image and simulator(image):
         return None
     program = other_program(argv)
     if program is not None:
         return f"it runs {program}, a server kvlint does not read"
+    if is_client(argv):
+        return None
     stack = other_image(image) if image else None
     if stack is not None:
         return f"the image `{image}` is {stack}, a server kvlint does not read"
     suspected = image_engine(image) if image else None
     if suspected is not None and command_given:
+        shell = _shell(command)
+        if shell is not None:
+            return (
+                f"the image looks like {suspected}, but its `{shell}` script runs no engine "
+                f"command kvlint can read"
+            )
         return (
             f"the image looks like {suspected}, but `{_program(command)}` is not a program "
             f"kvlint knows how to read"
         )
     if suspected is not None and args:
         return (
-            f"the {engine_title(suspected)} image `{image}` does not start the server by itself, "
-            f"and `args` name no program kvlint reads"
+            f"kvlint does not know what the {engine_title(suspected)} image `{image}` starts by "
+            f"itself, and `args` name no program it reads"
         )
-    found = flags_engine(args) if not command_given else None
+    found = flags_engine(args, env) if not command_given else None
     if found is not None:
         engine, flags = found
         shown = ", ".join(f"`{flag}`" for flag in flags)
@@ -320,13 +340,29 @@ def unread_server(
     return None
 
 
+def _vllm_entrypoint(image: str, args: list[Token]) -> bool:
+    """A vLLM image handed ``--flags`` (or a model then vLLM's own flags) with no program."""
+    if not image or "$" in image or "{{" in image or image_engine(image) != "vllm":
+        return False  # an image filled in at deploy time may be anything: said, not guessed
+    if args[0].text.startswith("-"):
+        return True
+    found = flags_engine(args)
+    return found is not None and found[0] == "vllm"
+
+
 def _program(command: list[Token]) -> str:
-    if not command:
-        return "?"
-    program = command[0].text
-    if program.rsplit("/", 1)[-1] in ("sh", "bash", "ash", "dash", "zsh") and len(command) > 1:
-        return f"{program} {command[1].text}"  # `sh -c`: the script runs nothing kvlint reads
-    return program
+    return command[0].text if command else "?"
+
+
+def _shell(command: list[Token]) -> str | None:
+    """``/bin/bash -c`` when the command is a shell running a script."""
+    if len(command) < 2 or command[0].text.rsplit("/", 1)[-1] not in _SHELL_NAMES:
+        return None
+    flag = command[1].text
+    return f"{command[0].text} {flag}" if flag.startswith("-") and "c" in flag else None
+
+
+_SHELL_NAMES = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 
 
 def _drop_flags(tokens: list[Token], flags: dict[str, bool]) -> list[Token]:

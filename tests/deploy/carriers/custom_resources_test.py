@@ -328,8 +328,8 @@ def test_other_objects_and_other_images_say_nothing() -> None:
         ),
         (
             "image: lmsysorg/sglang:v0.4.6\nargs: [--model-path, Qwen/Qwen3-8B]\n",
-            "the SGLang image `lmsysorg/sglang:v0.4.6` does not start the server by itself, and "
-            "`args` name no program kvlint reads",
+            "kvlint does not know what the SGLang image `lmsysorg/sglang:v0.4.6` starts by itself, "
+            "and `args` name no program it reads",
         ),
         (
             "image: python:3.11\ncommand: [python, -m, llama_cpp.server, --model, m.gguf]\n",
@@ -355,7 +355,7 @@ def test_a_server_kvlint_cannot_read_is_a_warning_naming_the_container(
     )
 
 
-def test_an_image_named_by_a_variable_runs_the_engine_its_name_says() -> None:
+def test_an_image_named_by_a_variable_is_said_not_guessed() -> None:
     text = (
         "apiVersion: example.com/v1\nkind: Server\nmetadata: {name: s}\n"
         "spec:\n  template:\n    spec:\n      containers:\n      - name: llm\n"
@@ -363,7 +363,7 @@ def test_an_image_named_by_a_variable_runs_the_engine_its_name_says() -> None:
     )
     result = load_text(text, display="server.yaml")
     (problem,) = result.problems  # no entrypoint kvlint knows: the args are not guessed at
-    assert "the vLLM image `${VLLM_IMAGE}` does not start the server by itself" in problem.message
+    assert "the vLLM image `${VLLM_IMAGE}` starts by itself" in problem.message
 
 
 def test_kaito_workspace_preset_is_a_warning() -> None:
@@ -396,3 +396,95 @@ def test_compose_defaults_are_read_and_bare_variables_left_to_run_time() -> None
     assert llm.runtime["max_num_seqs"].value == "${SEQS}"
     assert sg.max_model_len is not None and sg.max_model_len.value == 4096
     assert sg.max_model_len.raw == "4096"
+
+
+def test_a_shell_script_handed_its_arguments_runs_the_engine_with_them() -> None:
+    # bash -c 'exec vllm serve "$@"' -- <flags>: the script's words after it are its $0, $1...
+    text = (
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.10.0\n"
+        "    entrypoint: [/bin/bash, -c, 'exec vllm serve \"$$@\"', --]\n"
+        "    command: [--model, Qwen/Qwen3-8B, --max-model-len, '${LEN:-${CTX:-16384}}']\n"
+    )
+    dep = _one(text)
+    assert dep.model is not None and dep.model.value == "Qwen/Qwen3-8B"
+    assert dep.max_model_len is not None and dep.max_model_len.value == 16384
+    assert dep.max_model_len.raw == "16384"  # the innermost default's own characters
+
+
+def test_bash_lc_with_an_end_of_options_marker() -> None:
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: head\n"
+        "        image: vllm/vllm-openai:v0.7.1\n"
+        '        command: ["/bin/bash", "-lc", "--"]\n'
+        '        args: ["ulimit -n 65536; vllm serve Qwen/Qwen3-8B --max-model-len 8192"]\n'
+    )
+    dep = _one(text)
+    assert dep.max_model_len is not None and dep.max_model_len.value == 8192
+
+
+def test_a_vllm_build_given_only_flags_runs_vllm() -> None:
+    text = (
+        "services:\n  llm:\n    image: opea/vllm-gaudi:1.4\n"
+        "    command: --model Qwen/Qwen3-8B --max-num-seqs 256\n"
+    )
+    dep = _one(text)
+    assert dep.engine.value == "vllm"
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 256
+
+
+def test_routers_and_simulators_are_not_servers() -> None:
+    text = (
+        "apiVersion: example.com/v1\nkind: Group\nmetadata: {name: g}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: router\n"
+        "        image: lmsysorg/sglang:v0.5.0\n"
+        "        command: [python3, -m, sglang_router.launch_router, --pd-disaggregation]\n"
+        "      - name: sim\n        image: ghcr.io/llm-d/llm-d-inference-sim:v0.5.0\n"
+        "        args: [--model, Qwen/Qwen3-8B, --max-num-seqs, '5', --max-model-len, '1024']\n"
+        "      - name: epp\n        image: ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.0\n"
+        "        args: [--poolName, p, --grpcPort, '9002']\n"
+    )
+    result = load_text(text, display="g.yaml")
+    assert result.deployments == [] and result.problems == []
+
+
+def test_a_config_map_holds_an_engine_config() -> None:
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata:\n"
+        "  vllm.yaml: |\n    model: Qwen/Qwen3-8B\n    max-model-len: 8192\n"
+        "  nginx.conf: |\n    server { listen 80; }\n"
+    )
+    dep = _one(text)
+    assert dep.carrier == "engine_yaml"
+    assert dep.max_model_len is not None and dep.max_model_len.span.line == 7
+
+
+def test_rayllm_model_config() -> None:
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n  falcon.yaml: |\n"
+        "    deployment_config:\n"
+        "      ray_actor_options: {resources: {accelerator_type_l4: 0.01}}\n"
+        "    engine_config:\n      model_id: tiiuae/falcon-7b-instruct\n      type: VLLMEngine\n"
+        "      engine_kwargs: {max_num_seqs: 64, gpu_memory_utilization: 0.9}\n"
+        "    scaling_config: {num_workers: 1, num_gpus_per_worker: 2}\n"
+    )
+    dep = _one(text)
+    assert (dep.carrier, dep.engine.value) == ("rayllm", "vllm")
+    assert dep.model is not None and dep.model.value == "tiiuae/falcon-7b-instruct"
+    assert dep.gpu is not None and dep.gpu.value == "l4"
+    assert dep.gpu_count is not None and dep.gpu_count.value == 2
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 64
+
+
+def test_chart_values_that_run_an_engine_kvlint_does_not_read() -> None:
+    text = (
+        "vllm:\n  enabled: true\n  image: {repository: opea/vllm-gaudi}\n"
+        "  resources: {limits: {habana.ai/gaudi: 1}}\n  extraCmdArgs: [--max-num-seqs, '256']\n"
+    )
+    (problem,) = load_text(text, display="values.yaml").problems
+    assert (problem.code, problem.severity.name, problem.span.line) == ("KV905", "WARNING", 3)
+    assert problem.message.startswith("`vllm.image.repository` runs vLLM (`opea/vllm-gaudi`)")
+    # An operator chart's list of images deploys nothing: the usual info, no warning.
+    operator = "backendRuntime:\n  llamacpp:\n    image: {repository: ghcr.io/ggml-org/llama.cpp}\n"
+    (info,) = load_text(operator, display="values.yaml").problems
+    assert info.severity.name == "INFO"
