@@ -204,8 +204,8 @@ class Replay:
     def pool_error(self) -> float | None:
         """The pool predicted from the GPU, settings and model alone against the logged one:
         blocks when the log gives blocks, else tokens (vLLM, SGLang, TGI, TensorRT-LLM), else
-        the KV buffer (llama.cpp, one device). The end-to-end figure for the cases whose log
-        prints no available memory."""
+        the KV buffer (llama.cpp, one device), else the maximum concurrency. The end-to-end
+        figure for the cases whose log prints no available memory."""
         e, lg = self.free, self.logged
         if e is None:
             return None
@@ -215,6 +215,7 @@ class Replay:
         ]
         if (self.case.get("gpu_count") or 1) == 1 and lg.get("kv_buffer_mib"):
             pairs.append((e.kv_buffer_bytes, lg["kv_buffer_mib"] * 2**20))
+        pairs.append((e.max_concurrency, lg.get("max_concurrency")))  # when only this is logged
         for predicted, logged in pairs:
             if predicted is not None and _number(logged):
                 return (predicted - float(logged)) / float(logged)
@@ -469,8 +470,8 @@ def per_source(replays: list[Replay]) -> None:
     pools = [e for r in replays if (e := r.pool_error()) is not None]
     if pools:
         print(
-            f"pool from the GPU alone (blocks, tokens or KV buffer): {len(pools)} cases, "
-            f"{_count(pools, 0.10)} within 10%, median |error| "
+            "pool from the GPU alone (blocks, tokens, KV buffer or concurrency): "
+            f"{len(pools)} cases, {_count(pools, 0.10)} within 10%, median |error| "
             f"{statistics.median(abs(e) for e in pools):.1%}"
         )
     every = [v for r in replays if (v := r.start_verdict()) is not None]
