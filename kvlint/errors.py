@@ -53,3 +53,17 @@ def raise_all(errors: list[KvlintError]) -> None:
         raise errors[0]
     if errors:
         raise KvlintErrors(errors)
+
+
+class ModelNotResolved(KvlintError):
+    """A model reference kvlint cannot turn into its facts here and now: not in the catalog or
+    the cache while offline, the Hub unreachable, or an architecture kvlint does not size.
+
+    Unlike an unreadable file this is no mistake in the input: the linter reports it as a
+    KV902 warning naming the checks that did not run, and the run goes on.
+    """
+
+
+class UnsizedArchitecture(ModelNotResolved):
+    """A config whose ``model_type`` no family module reads (or one kvlint knows it cannot
+    size): refused, never read as a generic decoder."""

@@ -110,6 +110,12 @@ def printable(text: str) -> str:
     return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+# How a KV902 message ends: the checks that did not run for want of the model's facts
+# (`; not checked without the model: KV101, KV102, ...`); KV902's rule keeps this tail when it
+# rewords the rest.
+NOT_CHECKED = "; not checked without the model: "
+
+
 class InputProblem(NamedTuple):
     """Something wrong with the input itself, found while reading it (KV5xx / KV9xx)."""
 

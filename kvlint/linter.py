@@ -15,7 +15,9 @@ from typing import NamedTuple
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.errors import KvlintError
+from kvlint.errors import ModelNotResolved
 from kvlint.files import collect_files as collect_files  # re-exported: kvlint.fix uses it
+from kvlint.finding import NOT_CHECKED
 from kvlint.finding import Finding
 from kvlint.finding import InputProblem
 from kvlint.finding import Problem
@@ -315,9 +317,28 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
     resolved = run.models[key]
     if isinstance(resolved, KvlintError):
         # str() names the model file (and line:col) when the error lies in it, not in this file.
-        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, str(resolved), Severity.ERROR)
+        # A model kvlint cannot resolve here is a warning and the run goes on; an unreadable
+        # model file is bad input, an error (exit 2).
+        severity = Severity.WARNING if isinstance(resolved, ModelNotResolved) else Severity.ERROR
+        message = str(resolved) + _not_checked(run, dep)
+        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, message, severity)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
     return dep, resolved
+
+
+def _not_checked(run: Run, dep: Deployment) -> str:
+    """The tail of a KV902 message: the selected checks that need the model, which a
+    deployment without one does not get."""
+    engine = str(dep.engine.value)
+    codes = [
+        cls.code
+        for cls in run.registry
+        if cls.needs_model
+        and cls.applies_to(engine)
+        and run.settings.selection.is_selected(cls.code)
+        and run.settings.selection.is_enabled(cls.code, dep.path)
+    ]
+    return f"{NOT_CHECKED}{', '.join(codes)}" if codes else ""
 
 
 def _exists(path: Path) -> bool:

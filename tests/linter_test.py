@@ -21,6 +21,7 @@ from kvlint.config import Settings
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.errors import KvlintError
+from kvlint.errors import ModelNotResolved
 from kvlint.finding import Finding
 from kvlint.finding import InputProblem
 from kvlint.finding import Problem
@@ -112,6 +113,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         deps = [deployment(shown)]
         if "unknown" in path.name:
             deps = [deployment(shown, model="acme/nope")]
+        if "badmodel" in path.name:
+            deps = [deployment(shown, model="acme/broken")]
         if "buggy" in path.name:
             deps = [deployment(shown, model="acme/" + "x" * 300)]
         if "annotated" in path.name:
@@ -124,7 +127,9 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     ) -> Any:
         calls.resolve.append(ref)
         if ref == "acme/nope":
-            raise KvlintError("`acme/nope` is not in the catalog (set HF_HOME)")
+            raise ModelNotResolved("`acme/nope` is not in the catalog (set HF_HOME)")
+        if ref == "acme/broken":
+            raise KvlintError("config.json:1:2: the model config is not valid JSON")
         if ref.startswith("acme/xxx"):
             raise RuntimeError("resolver bug")
         return SimpleNamespace(spec=SimpleNamespace(name=ref), origin="catalog", detail="")
@@ -202,9 +207,36 @@ def test_unknown_model_is_kv902_and_skips_model_rules(
     codes = [(f.span.path, f.code) for f in result.findings]
     assert codes == [(first, "KV907"), (first, "KV902"), (second, "KV907"), (second, "KV902")]
     kv902 = result.findings[1]
-    assert (kv902.span.line, kv902.span.column, kv902.severity) == (1, 8, Severity.ERROR)
-    assert kv902.message == "`acme/nope` is not in the catalog (set HF_HOME)"
+    # Not resolvable here: a warning naming the checks that did not run, not a failed run.
+    assert (kv902.span.line, kv902.span.column, kv902.severity) == (1, 8, Severity.WARNING)
+    assert kv902.message == (
+        "`acme/nope` is not in the catalog (set HF_HOME); "
+        "not checked without the model: KV398, KV399"  # KV397 is SGLang's alone
+    )
+    assert exit_code(result.findings, Severity.ERROR) == 0
+    assert exit_code(result.findings, Severity.WARNING) == 1
+
+
+def test_an_unreadable_model_file_is_an_error_and_exits_2(
+    tmp_path: Path, fakes: SimpleNamespace
+) -> None:
+    path = str(write(tmp_path / "badmodel.yaml", "model: acme/broken\n"))
+    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    (kv902,) = result.findings
+    assert kv902.severity is Severity.ERROR
+    assert kv902.message == "config.json:1:2: the model config is not valid JSON"
     assert exit_code(result.findings, Severity.ERROR) == 2
+
+
+def test_the_checks_not_run_follow_the_selection(tmp_path: Path, fakes: SimpleNamespace) -> None:
+    path = str(write(tmp_path / "unknown.yaml", "model: acme/nope\n"))
+    result = lint_paths([path], Settings(Selection(select=("KV902", "KV399"))), registry())
+    assert [f.message for f in result.findings] == [
+        "`acme/nope` is not in the catalog (set HF_HOME); not checked without the model: KV399"
+    ]
+    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    messages = [f.message for f in result.findings]
+    assert messages == ["`acme/nope` is not in the catalog (set HF_HOME)"]
 
 
 def test_resolver_bug_is_a_kv902_not_a_crash(tmp_path: Path, fakes: SimpleNamespace) -> None:

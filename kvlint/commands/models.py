@@ -27,6 +27,9 @@ def catalog_rows(text_filter: str | None = None) -> list[dict[str, Any]]:
         names = (entry.id, *entry.aliases)
         if needle and not any(needle in name.lower() for name in names):
             continue
+        if entry.unsized:  # in the catalog so that a lookup says what is missing
+            rows.append(_unsized_row(entry))
+            continue
         spec = catalog.entry_spec(entry.id)
         kv = kv_size(spec)
         growing = [layer for layer in spec.layers if layer.kind.grows]
@@ -50,6 +53,19 @@ def catalog_rows(text_filter: str | None = None) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _unsized_row(entry: Any) -> dict[str, Any]:
+    """An entry kvlint does not size: its config's type, and the refusal instead of figures."""
+    config = entry.config.get("text_config") or entry.config
+    return {
+        "id": entry.id,
+        "aliases": list(entry.aliases),
+        "model_type": config.get("model_type") or entry.config.get("model_type"),
+        "unsized": entry.unsized,
+        "base": entry.base,
+        "source": dict(entry.source),
+    }
 
 
 def _kinds(counts: dict[str, int]) -> str:
@@ -91,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     ):
         table.add_column(name, justify=justify, no_wrap=name == "model")  # type: ignore[arg-type]
     for row in rows:
+        if row.get("unsized"):
+            table.add_row(row["id"], "not sized", f"({row['model_type']})", "", "", "", "",
+                          _source(row))  # fmt: skip
+            continue
         attention = row["attention"]
         if row["quantization"]:
             attention += f" ({row['quantization']})"

@@ -280,10 +280,13 @@ def _deployment_report(
     try:
         resolved = resolve_model(str(dep.model.value), offline=args.offline, base_dir=base_dir)
     except KvlintError as exc:
+        from kvlint.errors import ModelNotResolved
+
         span = dep.model.span
         problem = {
             "code": "KV902",
-            "severity": "error",
+            # as `check` reports it; `size` still exits 2, having no figures for the deployment
+            "severity": "warning" if isinstance(exc, ModelNotResolved) else "error",
             "path": span.path,
             "line": span.line,
             "column": span.column,

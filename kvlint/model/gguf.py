@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from kvlint.errors import KvlintError
+from kvlint.errors import ModelNotResolved
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
@@ -141,7 +142,7 @@ def resolve_gguf_name(text: str) -> ResolvedModel:
     found = match_catalog(text)
     if found is None:
         name, _ = parse_gguf_name(text)
-        raise KvlintError(
+        raise ModelNotResolved(
             f"GGUF model {text!r}: the name {name!r} matches no built-in catalog entry "
             "(`kvlint models` lists them); give the path of the .gguf file so kvlint can read "
             "its metadata (pip install 'kvlint[gguf]'), or the original model's config.json"

@@ -10,15 +10,13 @@ from typing import Any
 
 from kvlint import reading
 from kvlint.errors import KvlintError
+from kvlint.errors import UnsizedArchitecture
 from kvlint.finding import Span
-from kvlint.model.families import GENERIC
 from kvlint.model.families import family_for
-from kvlint.model.families.base import HEAD_KEYS
-from kvlint.model.families.base import HIDDEN_KEYS
-from kvlint.model.families.base import LAYER_KEYS
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Family
 from kvlint.model.families.base import Locator
+from kvlint.model.families.unsized import unsized_reason
 from kvlint.model.params import estimate_params
 from kvlint.model.params import estimate_vision_params
 from kvlint.model.quant import read_quantization
@@ -132,7 +130,7 @@ def _build(
     model_type = top.opt_str("model_type") or ""
     text_type = cfg.opt_str("model_type") or model_type
     notes: list[str] = []
-    family = _family(top, cfg, model_type, text_type, notes)
+    family = _family(top, cfg, model_type, text_type)
     arch = family.architecture(cfg)
     notes.extend(arch.notes)
     shape = arch.shape
@@ -190,25 +188,28 @@ def _text_view(top: ConfigView) -> ConfigView:
     return top
 
 
-def _family(
-    top: ConfigView, cfg: ConfigView, model_type: str, text_type: str, notes: list[str]
-) -> Family:
+def _family(top: ConfigView, cfg: ConfigView, model_type: str, text_type: str) -> Family:
     family = family_for(text_type) or family_for(model_type)
     if family is not None:
         return family
-    shown = text_type or "(none)"
-    standard = all(cfg.first_key(keys) for keys in (LAYER_KEYS, HIDDEN_KEYS, HEAD_KEYS))
-    if not standard:
-        key = "model_type" if top.has("model_type") else LAYER_KEYS[0]
-        view = cfg if cfg.has("model_type") else top
-        raise view.error(
-            key,
-            f"unknown model_type {shown!r} and the config lacks the standard keys "
-            "(`num_hidden_layers`, `hidden_size`, `num_attention_heads`) to read it as a "
-            "generic decoder",
+    # Never a generic reading: a cache kvlint does not model, read as plain attention, gives a
+    # confident wrong figure (DeepSeek-V4 came to 0 bytes per growing token that way).
+    view = cfg if cfg.has("model_type") else top
+    if not text_type:
+        raise UnsizedArchitecture(
+            "architecture kvlint does not size: the config has no `model_type`, so no family "
+            "module reads it",
+            view.error("model_type", "").span,
+            path=view.path,
         )
-    notes.append(f"model_type {shown!r} is not a known family: read as a generic decoder")
-    return GENERIC
+    reason = unsized_reason(text_type) or unsized_reason(model_type)
+    shown = text_type if text_type == model_type or not model_type else f"{model_type}/{text_type}"
+    what = f"not modelled: {reason}" if reason else "no family module reads it"
+    raise UnsizedArchitecture(
+        f"architecture kvlint does not size: model_type {shown!r} ({what})",
+        view.error("model_type", "").span,
+        path=view.path,
+    )
 
 
 def read_max_length(cfg: ConfigView) -> tuple[int | None, str | None]:

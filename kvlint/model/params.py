@@ -6,6 +6,7 @@ linear-attention / Mamba mixers); norms and biases are left out (well under 0.1%
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvlint.model.families.base import Architecture
@@ -63,6 +64,11 @@ def estimate_params(
         active += mixer
         if model_type == "nemotron_h":
             continue  # its MLPs are separate layers: see _nemotron_mlp
+        if model_type == "nemotron-nas":
+            mlp = _nas_mlp(cfg, hidden, index)
+            total += mlp
+            active += mlp
+            continue
         if experts and _is_moe_layer(cfg, index):
             expert_size = cfg.opt_int("moe_intermediate_size", minimum=0) or intermediate
             one = mlp_matrices * hidden * expert_size
@@ -170,6 +176,20 @@ def _shared_expert_params(cfg: ConfigView, hidden: int, expert_size: int, matric
     if size:
         return matrices * hidden * size + hidden  # Qwen's shared expert has a scalar gate
     return 0
+
+
+def _nas_mlp(cfg: ConfigView, hidden: int, index: int) -> int:
+    """Nemotron-NAS layer ``index``'s gated MLP, sized by its block's ``ffn_mult`` (none when
+    the block's ``ffn.no_op`` is true)."""
+    from kvlint.model.families.nemotron_nas import ffn_intermediate_size
+
+    items = cfg.opt_list("block_configs") or []
+    block = items[index] if index < len(items) and isinstance(items[index], Mapping) else {}
+    ffn = block.get("ffn") or {}
+    mult = ffn.get("ffn_mult")
+    if ffn.get("no_op") or isinstance(mult, bool) or not isinstance(mult, (int, float)):
+        return 0
+    return 3 * hidden * ffn_intermediate_size(float(mult), hidden)
 
 
 def _nemotron_routed(cfg: ConfigView, hidden: int, intermediate: int, experts: int | None) -> int:

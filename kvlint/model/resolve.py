@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from kvlint import reading
 from kvlint.errors import KvlintError
+from kvlint.errors import ModelNotResolved
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
 from kvlint.units import INT64_MAX
@@ -99,13 +100,13 @@ def resolve_model(
         found = _catalog_by_path_tail(text)
         if found is not None:
             return found
-        raise KvlintError(_missing_path_message(text, base_dir))
+        raise _missing_path_error(text, base_dir)
     repo_id = _repo_id(text)
     cached = _from_cache(repo_id)
     if cached is not None:
         return cached
     if offline or _env_offline():
-        raise KvlintError(_unknown_offline_message(repo_id, offline))
+        raise ModelNotResolved(_unknown_offline_message(repo_id, offline))
     return _from_hub(repo_id, hub if hub is not None else HubBudget())
 
 
@@ -147,7 +148,9 @@ def _local_path(text: str, base_dir: pathlib.Path | None) -> pathlib.Path | None
     return None
 
 
-def _missing_path_message(text: str, base_dir: pathlib.Path | None) -> str:
+def _missing_path_error(text: str, base_dir: pathlib.Path | None) -> KvlintError:
+    """A path that exists but is no model is bad input; one that is not on this machine is a
+    model kvlint cannot resolve here (a finding, not a failed run)."""
     raw = pathlib.Path(text).expanduser()
     where = base_dir / raw if base_dir is not None and not raw.is_absolute() else raw
     try:
@@ -155,12 +158,12 @@ def _missing_path_message(text: str, base_dir: pathlib.Path | None) -> str:
     except OSError:
         exists = False
     if exists:
-        return (
+        return KvlintError(
             f"{text!r} is not a model: kvlint reads a config.json, a model directory holding "
             "one, or a .gguf file"
         )
     relative = f" (relative to {base_dir})" if where is not raw else ""
-    return (
+    return ModelNotResolved(
         f"model path {text!r} does not exist{relative}: point at a config.json or a directory "
         "holding one, or name a Hub id"
     )
@@ -289,13 +292,13 @@ def _from_cache(repo_id: str) -> ResolvedModel | None:
 def _from_hub(repo_id: str, hub: HubBudget) -> ResolvedModel:
     """Download ``config.json`` (and the safetensors index) of ``repo_id`` into the cache."""
     if hub.spent:
-        raise KvlintError(_download_message(repo_id, HubBudgetSpent(hub.seconds)))
+        raise ModelNotResolved(_download_message(repo_id, HubBudgetSpent(hub.seconds)))
     cache = hub_cache_dir()
     deadline = hub.start()
     try:
         found = _download(repo_id, CONFIG_FILE, cache, deadline, reading.MODEL_CONFIG)
     except Exception as exc:  # network, auth, missing repo: one line, never the token
-        raise KvlintError(_download_message(repo_id, exc)) from None
+        raise ModelNotResolved(_download_message(repo_id, exc)) from None
     config = pathlib.Path(found)
     spec = _load_named(config, repo_id, f"Hugging Face Hub {repo_id} (cached at {config})")
     try:

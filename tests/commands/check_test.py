@@ -84,12 +84,24 @@ def test_fail_on_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unreadable_input_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    write("model.yaml", UNKNOWN_MODEL)
-    result = run_cli(["check", "model.yaml"], capsys)
-    assert result.code == 2
-    assert [line.split(" ")[1] for line in result.out.splitlines()] == ["KV907", "KV902"]
     write("broken.yaml", "model: [x\n")
     assert run_cli(["check", "broken.yaml"], capsys).code == 2
+    write("bad-model/config.json", "{not json")
+    write("served.yaml", "model: bad-model\n")
+    result = run_cli(["check", "served.yaml"], capsys)
+    assert result.code == 2
+    assert "KV902 bad-model/config.json:1:2: the model config is not valid JSON" in result.out
+
+
+def test_an_unknown_model_is_a_warning_not_a_failed_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("model.yaml", UNKNOWN_MODEL)
+    result = run_cli(["check", "--offline", "model.yaml"], capsys)
+    assert result.code == 1  # a warning at the default --fail-on warning
+    assert [line.split(" ")[1] for line in result.out.splitlines()] == ["KV907", "KV902"]
+    assert "not checked without the model: KV101, " in result.out
+    assert run_cli(["check", "--offline", "model.yaml", "--fail-on", "error"], capsys).code == 0
 
 
 def test_missing_path_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -121,7 +121,7 @@ def test_a_hostile_hub_ends_in_one_clear_message(hub: _Hub, tmp_path: Path) -> N
     text = report.read_text()
     assert TOKEN not in outcome.text + text
     assert hub.requests, "the hub was never asked"
-    assert outcome.code == 2, outcome
+    assert outcome.code == 1, outcome  # a KV902 warning: the run goes on
     assert f'"message": "model \'{MODEL}\': {REASONS[hub.mode]}' in text, text
     assert '"code": "KV902"' in text and '"line": 1' in text and '"column": 8' in text
 
@@ -152,15 +152,16 @@ def test_offline_the_message_says_how_to_fix_it(tmp_path: Path) -> None:
         env={"HF_HOME": str(tmp_path / "hf-home"), "HF_TOKEN": TOKEN},
     )
     assert_well_behaved(outcome)
-    assert outcome.code == 2
+    assert outcome.code == 1  # a KV902 warning: the run goes on
     assert TOKEN not in outcome.text
     (line,) = [s for s in outcome.lines() if "KV902" in s]
-    assert line == (
-        f"deploy.yaml:1:8: KV902 [error] model '{MODEL}' is not in the built-in catalog "
+    assert line.startswith(
+        f"deploy.yaml:1:8: KV902 [warning] model '{MODEL}' is not in the built-in catalog "
         "(`kvlint models` lists it) nor in the Hugging Face cache at "
         f"{tmp_path / 'hf-home' / 'hub'}, and "
         "--offline, so its config.json was not downloaded: pass a config.json path or a model "
-        "directory, or point HF_HOME / HF_HUB_CACHE at a cache that holds it"
+        "directory, or point HF_HOME / HF_HUB_CACHE at a cache that holds it; "
+        "not checked without the model: KV101, "
     )
 
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from kvlint.arith.kv import kv_size
+from kvlint.errors import UnsizedArchitecture
 from kvlint.model import catalog
 from kvlint.model.catalog.build import build_entry
 from kvlint.model.catalog.build import comparable
@@ -30,7 +31,7 @@ FIXTURES = hf_config_files()
 
 
 def test_at_least_sixty_models_covering_every_cache_kind() -> None:
-    ids = catalog.catalog_ids()
+    ids = catalog.sized_ids()
     assert len(ids) >= 60
     kinds = {layer.kind for i in ids for layer in catalog.entry_spec(i).layers}
     assert kinds == set(CacheKind)
@@ -40,6 +41,12 @@ def test_at_least_sixty_models_covering_every_cache_kind() -> None:
 def test_every_entry_builds_and_says_where_its_facts_came_from(model_id: str) -> None:
     entry = catalog.get_entry(model_id)
     assert entry is not None
+    if entry.unsized:  # marked so, and refused with the same words
+        with pytest.raises(UnsizedArchitecture) as caught:
+            catalog.entry_spec(model_id)
+        assert caught.value.message.endswith(f"architecture kvlint does not size: {entry.unsized}")
+        assert entry.source.get("repo") or entry.source.get("url")
+        return
     spec = catalog.entry_spec(model_id)
     assert spec.name == model_id
     assert spec.num_layers > 0

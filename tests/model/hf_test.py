@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kvlint.errors import KvlintError
+from kvlint.errors import UnsizedArchitecture
 from kvlint.model.hf import key_positions
 from kvlint.model.hf import load_config_file
 from kvlint.model.hf import spec_from_config
@@ -144,10 +145,52 @@ def test_text_config_keeps_top_level_dtype_and_quantization() -> None:
     assert spec.num_layers == 80
 
 
-def test_unknown_model_type_with_standard_keys_is_generic() -> None:
-    spec = spec_from_config({**LLAMA_70B, "model_type": "brand_new"}, name="m")
-    assert spec.layer_counts() == {"full": 80}
-    assert any("brand_new" in note and "generic" in note for note in spec.notes)
+def test_unknown_model_type_is_refused_not_read_as_a_generic_decoder() -> None:
+    with pytest.raises(UnsizedArchitecture) as caught:
+        spec_from_config({**LLAMA_70B, "model_type": "brand_new"}, name="m")
+    assert "architecture kvlint does not size: model_type 'brand_new'" in str(caught.value)
+    without = {k: v for k, v in LLAMA_70B.items() if k != "model_type"}
+    with pytest.raises(UnsizedArchitecture, match="no `model_type`"):
+        spec_from_config(without, name="m")
+
+
+@pytest.mark.parametrize(
+    ("model_type", "missing"),
+    [
+        ("deepseek_v4", "compress_ratios"),
+        ("mllama", "cross-attention"),
+        ("minimax_m3", "sparse_attention_config"),
+        ("kimi_linear", "Kimi Delta Attention"),
+        ("mimo_v2_flash", "swa_num_key_value_heads"),
+        ("xlm-roberta", "encoder"),
+    ],
+)
+def test_a_known_unsized_architecture_is_refused_naming_what_is_missing(
+    model_type: str, missing: str
+) -> None:
+    with pytest.raises(UnsizedArchitecture) as caught:
+        spec_from_config({**LLAMA_70B, "model_type": model_type}, name="m")
+    assert f"model_type {model_type!r} (not modelled: " in caught.value.message
+    assert missing in caught.value.message
+
+
+def test_a_refusal_in_a_file_points_at_its_model_type(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{\n  "num_hidden_layers": 2,\n  "model_type": "deepseek_v4"\n}\n')
+    with pytest.raises(UnsizedArchitecture) as caught:
+        load_config_file(path)
+    assert caught.value.span is not None
+    assert (caught.value.span.line, caught.value.span.column) == (3, 3)
+
+
+def test_the_text_config_type_decides_the_family() -> None:
+    # Qwen3-VL: a qwen3_vl wrapper whose text_config is a plain Qwen3 (qwen3_vl_text)
+    config = {"model_type": "qwen3_vl",
+              "text_config": {**LLAMA_70B, "model_type": "qwen3_vl_text"}}  # fmt: skip
+    assert spec_from_config(config, name="m").layer_counts() == {"full": 80}
+    refused = {"model_type": "llava", "text_config": {**LLAMA_70B, "model_type": "deepseek_v4"}}
+    with pytest.raises(UnsizedArchitecture, match="'llava/deepseek_v4'"):
+        spec_from_config(refused, name="m")
 
 
 def test_qwen2_window_disabled() -> None:
@@ -225,7 +268,7 @@ def test_error_inside_text_config_points_there(tmp_path: Path) -> None:
 
 def test_unknown_model_type_without_standard_keys(tmp_path: Path) -> None:
     path = write(tmp_path, {"model_type": "mystery", "layers": 3})
-    with pytest.raises(KvlintError, match="unknown model_type 'mystery'") as info:
+    with pytest.raises(UnsizedArchitecture, match="model_type 'mystery'") as info:
         load_config_file(path)
     assert info.value.span is not None
     assert info.value.span.line == 2

@@ -41,6 +41,8 @@ class CatalogEntry(NamedTuple):
     aliases: tuple[str, ...]
     source: Mapping[str, str]
     base: str | None = None
+    # What kvlint lacks to size this architecture (its refusal); None for the entries it sizes.
+    unsized: str | None = None
 
     @property
     def source_text(self) -> str:
@@ -137,6 +139,7 @@ def _catalog() -> _Catalog:
             aliases=tuple(record.get("aliases", ())),
             source=record.get("source", {}),
             base=record.get("base"),
+            unsized=record.get("unsized"),
         )
         entries[model_id] = entry
         for name in (model_id, *entry.aliases):
@@ -151,6 +154,11 @@ def _catalog() -> _Catalog:
 def catalog_ids() -> list[str]:
     """Every entry's id, in catalog order."""
     return list(_catalog().entries)
+
+
+def sized_ids() -> list[str]:
+    """The ids of the entries kvlint sizes (not those marked ``unsized``), in catalog order."""
+    return [entry.id for entry in _catalog().entries.values() if not entry.unsized]
 
 
 def entries() -> list[CatalogEntry]:
@@ -196,8 +204,8 @@ def entry_spec(model_id: str) -> ModelSpec:
         return spec_from_config(
             entry.config, name=entry.id, source=f"kvlint catalog: {entry.source_text}"
         )
-    except KvlintError as exc:  # a catalog entry the family code rejects is our bug
-        raise KvlintError(f"built-in catalog entry {model_id!r}: {exc.message}") from exc
+    except KvlintError as exc:  # an architecture kvlint does not size, or our bug
+        raise type(exc)(f"built-in catalog entry {model_id!r}: {exc.message}") from exc
 
 
 def lookup(ref: str) -> ModelSpec | None:

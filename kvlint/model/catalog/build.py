@@ -21,6 +21,7 @@ from typing import Any
 
 from kvlint import reading
 from kvlint.errors import KvlintError
+from kvlint.errors import UnsizedArchitecture
 from kvlint.model.spec import ModelSpec
 
 # Architecture keys kept whenever present, read by the family code today or not: everything
@@ -58,6 +59,13 @@ class _Recorder(Mapping[str, Any]):
                 recorded = _Recorder(value)
                 self.read[key] = recorded
             return recorded
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            # a list of objects (Nemotron-NAS `block_configs`): each element recorded alike
+            items = self.read.get(key)
+            if not isinstance(items, list):
+                items = [_Recorder(item) for item in value]
+                self.read[key] = items
+            return items
         self.read[key] = value
         return value
 
@@ -92,17 +100,29 @@ class _Recorder(Mapping[str, Any]):
             if isinstance(value, _Recorder):
                 inner = _QUANT_KEY if key == "quantization_config" else keep
                 value = value.kept(inner)
+            elif isinstance(value, list) and value and isinstance(value[0], _Recorder):
+                value = [item.kept(keep) for item in value]
             if value is not None:
                 out[key] = value
         return out
 
 
 def minimal_config(config: Mapping[str, Any], *, name: str) -> dict[str, Any]:
-    """The subset of ``config`` the family code reads, checked to give the same ModelSpec."""
+    """The subset of ``config`` the family code reads, checked to give the same ModelSpec.
+
+    A config of an architecture kvlint does not size keeps its architecture keys (those
+    ``_ARCH_KEY`` names), checked to be refused the same way: the entry is in the catalog, and a
+    lookup says what is missing."""
     from kvlint.model.hf import spec_from_config
 
     recorder = _Recorder(config)
-    full = spec_from_config(recorder, name=name)
+    try:
+        full = spec_from_config(recorder, name=name)
+    except UnsizedArchitecture as exc:
+        kept = recorder.kept()
+        if unsized_reason(kept, name=name) != exc.message:
+            raise KvlintError(f"{name}: the keys kept do not give the same refusal") from None
+        return kept
     kept = recorder.kept()
     again = spec_from_config(kept, name=name)
     if comparable(again) != comparable(full):
@@ -110,6 +130,17 @@ def minimal_config(config: Mapping[str, Any], *, name: str) -> dict[str, Any]:
             f"{name}: the keys read ({', '.join(kept)}) do not rebuild the same ModelSpec"
         )
     return kept
+
+
+def unsized_reason(config: Mapping[str, Any], *, name: str) -> str | None:
+    """The refusal of a config kvlint does not size (its message), or None when it sizes it."""
+    from kvlint.model.hf import spec_from_config
+
+    try:
+        spec_from_config(config, name=name)
+    except UnsizedArchitecture as exc:
+        return exc.message
+    return None
 
 
 def comparable(spec: ModelSpec) -> ModelSpec:
@@ -156,6 +187,9 @@ def build_entry(
     if aliases:
         record["aliases"] = list(aliases)
     record["config"] = minimal_config(config, name=model_id)
+    refused = unsized_reason(record["config"], name=model_id)
+    if refused is not None:
+        record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
     provenance = dict(source or {})
     provenance["sha256"] = hashlib.sha256(data).hexdigest()
     record["source"] = provenance

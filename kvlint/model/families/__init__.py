@@ -18,6 +18,7 @@ from kvlint.model.families.granite_hybrid import GRANITE_HYBRID
 from kvlint.model.families.jamba import JAMBA
 from kvlint.model.families.llama4 import LLAMA4
 from kvlint.model.families.nemotron_h import NEMOTRON_H
+from kvlint.model.families.nemotron_nas import NEMOTRON_NAS
 from kvlint.model.families.qwen3_next import QWEN3_NEXT
 
 FAMILIES: dict[str, Family] = {
@@ -35,6 +36,12 @@ FAMILIES: dict[str, Family] = {
     "llama4": LLAMA4,
     "llama4_text": LLAMA4,
     "qwen3_next": QWEN3_NEXT,
+    # Qwen3.5 / 3.6: the same gated DeltaNet + gated attention layers, named in layer_types
+    "qwen3_5": QWEN3_NEXT,
+    "qwen3_5_text": QWEN3_NEXT,
+    "qwen3_5_moe": QWEN3_NEXT,
+    "qwen3_5_moe_text": QWEN3_NEXT,
+    "nemotron-nas": NEMOTRON_NAS,
     "nemotron_h": NEMOTRON_H,
     "jamba": JAMBA,
     "falcon_h1": FALCON_H1,
@@ -45,10 +52,8 @@ FAMILIES: dict[str, Family] = {
     "granitemoehybrid": GRANITE_HYBRID,
 }
 
-# An unknown model_type whose config has the standard keys is read as this family.
-GENERIC: Family = llama.DECODER
-
 
 def family_for(model_type: str) -> Family | None:
-    """The family registered for ``model_type`` (as HF spells it), or None."""
+    """The family registered for ``model_type`` (as HF spells it), or None: an unknown type is
+    refused (``kvlint.model.families.unsized``), never read as a generic decoder."""
     return FAMILIES.get(model_type)

@@ -1,4 +1,4 @@
-"""MLA: DeepSeek V2 / V3 / V3.2 / R1 and Kimi K2, one latent vector per token per layer."""
+"""MLA: DeepSeek V2 / V3 / V3.2 / R1, Kimi K2 and GLM-5: one latent vector per token per layer."""
 
 from __future__ import annotations
 
@@ -48,4 +48,14 @@ class MultiHeadLatent:
 
 MLA = MultiHeadLatent()
 
-MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "deepseek_mtp")
+MODEL_TYPES = (
+    "deepseek_v2",
+    "deepseek_v3",
+    "deepseek_v32",
+    "kimi_k2",
+    "deepseek_mtp",
+    # GLM-4.7-Flash and GLM-5.x: DeepSeek's MLA (kv_lora_rank 512 + qk_rope_head_dim 64 in
+    # their configs) under GLM's names; GLM-5 adds the V3.2 sparse indexer (index_head_dim)
+    "glm4_moe_lite",
+    "glm_moe_dsa",
+)

@@ -1,4 +1,5 @@
-"""The generic decoder: Llama, Mistral, Mixtral, Qwen2/3, Phi-3, gpt-oss and any standard config."""
+"""The decoder: Llama, Mistral, Mixtral, Qwen2/3, Phi-3, gpt-oss and the other plain-attention
+families listed in ``MODEL_TYPES``."""
 
 from __future__ import annotations
 
@@ -99,4 +100,22 @@ MODEL_TYPES = (
     "mpt",
     "dbrx",
     "baichuan",
+    # Read from their configs (ai-dynamo/aiconfigurator's mirrors and the Hub): every layer is
+    # plain GQA, K and V of `head_dim` for `num_key_value_heads` heads, windowed where
+    # `layer_types` says so; what else differs (M-RoPE, MTP heads, query heads per layer,
+    # logit caps) leaves the cache alone.
+    "qwen3_vl",  # Qwen3-VL: a Qwen3 text model (text_config qwen3_vl_text) under a ViT
+    "qwen3_vl_text",
+    "qwen3_vl_moe",
+    "qwen3_vl_moe_text",
+    "qwen2_vl",  # Qwen2-VL / Qwen2.5-VL: a Qwen2 text model under a ViT
+    "qwen2_vl_text",
+    "qwen2_5_vl",
+    "qwen2_5_vl_text",
+    "minimax_m2",  # MiniMax-M2.x: 48 heads, 8 KV heads of 128 on every layer, no pattern
+    "mimo",  # MiMo-7B: Qwen2 attention, `use_sliding_window` false, plus an MTP layer
+    "laguna",  # Laguna: full / sliding `layer_types`, 8 KV heads everywhere (Q heads vary)
+    "step3p7",  # Step-3.7-Flash: full / sliding `layer_types`, 8 KV heads of 128
+    "muse_glimmer",
+    "muse_glimmer_text",  # full / sliding `layer_types`, 2 KV heads of 128
 )
