@@ -90,7 +90,9 @@ def test_unreadable_input_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     write("served.yaml", "model: bad-model\n")
     result = run_cli(["check", "served.yaml"], capsys)
     assert result.code == 2
-    assert "KV902 bad-model/config.json:1:2: the model config is not valid JSON" in result.out
+    assert "KV902 [error] bad-model/config.json:1:2: the model config is not valid JSON" in (
+        result.out
+    )
 
 
 def test_an_unknown_model_is_a_warning_not_a_failed_run(
