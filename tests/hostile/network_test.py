@@ -175,11 +175,11 @@ def test_a_hub_answer_past_the_cap_is_not_downloaded(hub: _Hub, tmp_path: Path) 
         timeout=GUARD_S,
     )
     assert_well_behaved(outcome)
-    assert outcome.code == 2
+    assert outcome.code == 1  # a KV902 warning: the run goes on
     assert [r for r in hub.requests if r.startswith("GET")] == []  # only the HEAD was asked
     (line,) = [s for s in outcome.lines() if "KV902" in s]
     assert line.startswith(
-        f"deploy.yaml:1:8: KV902 [error] model '{MODEL}': the Hub's config.json 100 MiB is too "
+        f"deploy.yaml:1:8: KV902 [warning] model '{MODEL}': the Hub's config.json 100 MiB is too "
         "large for a model config (the limit is 4 MiB): not read; "
     ), line
     assert not list((tmp_path / "hf-home").rglob("config.json"))
@@ -200,7 +200,7 @@ def test_the_hub_deadline_is_one_per_run_not_one_per_model(hub: _Hub, tmp_path: 
         timeout=GUARD_S,
     )
     assert_well_behaved(outcome)
-    assert outcome.code == 2
+    assert outcome.code == 1  # KV902 warnings: the run goes on
     lines = outcome.lines()
     assert len(lines) == MODELS
     assert "the Hugging Face Hub did not answer (no answer within 2 s)" in lines[0]
