@@ -128,6 +128,7 @@ def write_outputs(env: Mapping[str, str], values: Mapping[str, str]) -> None:
 
 def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
     from kvlint.commands.check import build_settings
+    from kvlint.commands.check import build_tree
     from kvlint.linter import lint_paths
     from kvlint.linter import summarise
     from kvlint.report import reporter_class
@@ -138,8 +139,9 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
 
     inputs = Inputs.from_env(env)
     args = check_arguments(inputs)
-    settings = build_settings(args)
-    result = lint_paths(args.paths, settings)
+    tree = build_tree(args)
+    result = lint_paths(args.paths, tree, force_exclude=args.force_exclude)
+    settings = build_settings(args, tree)
     for error in result.plugin_errors:
         print(f"::warning title=kvlint plugin::{escape_data(str(error))}", file=stdout)
     summary = summarise(result, settings.fail_on)

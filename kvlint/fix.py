@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import argparse
 
     from kvlint.config import Settings
+    from kvlint.config_tree import ConfigTree
     from kvlint.registry import Registry
 
     # A file's text -> its findings, each with the index of the deployment it belongs to.
@@ -202,19 +203,20 @@ class FixRun:
 
 def fix_paths(
     paths: Sequence[str],
-    settings: Settings,
+    settings: Settings | ConfigTree,
     *,
     unsafe_fixes: bool = False,
     registry: Registry | None = None,
+    force_exclude: bool = False,
 ) -> FixRun:
     """Every file under ``paths`` fixed in memory, round after round; nothing is written."""
     from kvlint import linter
-    from kvlint.registry import default_registry
 
-    # The linter's per-run state (rule instances, each model resolved once) serves every round.
-    run = linter.Run(registry if registry is not None else default_registry(), settings)
+    # The linter's per-run state (rule instances, each model resolved once, each file's own
+    # config) serves every round.
+    run, targets = linter.prepare(paths, settings, registry, force_exclude=force_exclude)
     files: list[FileFix] = []
-    for path, display in linter.collect_files(paths):
+    for path, display in targets:
         try:
             data = reading.read_bytes(path, reading.DEPLOYMENT)
         except OSError:
@@ -352,7 +354,7 @@ def write_fixed(fixed: FileFix) -> None:
 # The `kvlint check` step.
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int | None:
+def run(args: argparse.Namespace, settings: Settings | ConfigTree) -> int | None:
     """``--diff``: print what ``--fix`` would change and return the exit code (1 when anything
     would change, 2 when a file could not be read). ``--fix``: write the fixed files and return
     None, so the check goes on and reports what remains. Progress goes to stderr; stdout keeps
@@ -360,7 +362,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int | None:
     neither written nor in the diff: each of its fixes is reported as not applied, and why."""
     import sys
 
-    outcome = fix_paths(args.paths, settings, unsafe_fixes=args.unsafe_fixes)
+    outcome = fix_paths(
+        args.paths,
+        settings,
+        unsafe_fixes=args.unsafe_fixes,
+        force_exclude=getattr(args, "force_exclude", False),
+    )
     for fixed in outcome.files:
         for skip in (*fixed.skipped, *fixed.refused()):
             print(

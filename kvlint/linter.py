@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -33,6 +36,7 @@ from kvlint.suppress import unused as find_unused
 
 if TYPE_CHECKING:
     from kvlint.config import Settings
+    from kvlint.config_tree import ConfigTree
     from kvlint.registry import Registry
     from kvlint.rule import Rule
     from kvlint.sizing import Sizing
@@ -100,6 +104,7 @@ class LintResult:
     deployments: tuple[DeploymentResult, ...]
     findings: tuple[Finding, ...]  # every finding, sorted (path, line, column, code)
     plugin_errors: tuple[PluginError, ...] = field(default=())
+    fail_on: Mapping[str, Severity] = field(default_factory=dict)  # display path -> its config's
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,17 +120,33 @@ class Run:
     the sizings (each model and settings sized once)."""
 
     registry: Registry
-    settings: Settings
+    settings: Settings  # the file being linted's (``per_file``), else the run's
     models: dict[tuple[str, str], Any] = field(default_factory=dict)
-    instances: dict[str, Rule] = field(default_factory=dict)
+    instances: dict[tuple[int, str], Rule] = field(default_factory=dict)  # per Settings and code
     sizings: SizingCache = field(default_factory=SizingCache)
     hub: Any = None  # the run's kvlint.model.resolve.HubBudget, made by the first lookup
+    # Each file's own Settings, from the nearest config (kvlint.config_tree); absent: `settings`.
+    per_file: Mapping[Path, Settings] = field(default_factory=dict)
 
     def rule(self, cls: type[Rule]) -> Rule:
-        instance = self.instances.get(cls.code)
+        key = (id(self.settings), cls.code)  # a rule's options may differ between configs
+        instance = self.instances.get(key)
         if instance is None:
-            instance = self.instances[cls.code] = cls(self.settings.options.get(cls.code))
+            instance = self.instances[key] = cls(self.settings.options.get(cls.code))
         return instance
+
+    @contextlib.contextmanager
+    def file_settings(self, path: Path) -> Iterator[None]:
+        """The Settings of ``path``'s config while it is linted; the caches stay the run's."""
+        own = self.per_file.get(path)
+        if own is None or own is self.settings:
+            yield
+            return
+        before, self.settings = self.settings, own
+        try:
+            yield
+        finally:
+            self.settings = before
 
     def stamp(self, cls: type[Rule], problem: Problem) -> Finding:
         severity = self.settings.severities.get(cls.code)
@@ -161,16 +182,46 @@ FileResult = tuple[list[DeploymentResult], list[Finding]]
 
 
 def lint_paths(
-    paths: Sequence[str], settings: Settings, registry: Registry | None = None, *, jobs: int = 1
+    paths: Sequence[str],
+    settings: Settings | ConfigTree,
+    registry: Registry | None = None,
+    *,
+    jobs: int = 1,
+    force_exclude: bool = False,
 ) -> LintResult:
     """Check every file under ``paths``; findings sorted by (path, line, column, code).
 
-    With ``jobs`` > 1 and many files, the files are linted across a process pool
-    (``kvlint.parallel``); the result is the same as a serial run's, in the same order."""
+    ``settings`` serves every file, or a ConfigTree gives each file its nearest config's (every
+    config is resolved first, so all their errors are reported together). With ``jobs`` > 1
+    and many files, the files are linted across a process pool (``kvlint.parallel``); the
+    result is the same as a serial run's, in the same order."""
+    run, targets = prepare(paths, settings, registry, force_exclude=force_exclude)
+    return lint_targets(run, targets, jobs=jobs)
+
+
+def prepare(
+    paths: Sequence[str],
+    settings: Settings | ConfigTree,
+    registry: Registry | None = None,
+    *,
+    force_exclude: bool = False,
+) -> tuple[Run, list[tuple[Path, str]]]:
+    """The run and the files to check (``kvlint.fix`` lints its rounds with the same)."""
+    from kvlint.config import Settings
     from kvlint.registry import default_registry
 
-    run = Run(registry if registry is not None else default_registry(), settings)
-    targets = collect_files(paths)
+    if isinstance(settings, Settings):
+        fixed = settings
+        targets = collect_files(paths, lambda _: fixed, force_exclude=force_exclude)
+        return Run(registry if registry is not None else default_registry(), fixed), targets
+    targets = collect_files(paths, settings.settings_for, force_exclude=force_exclude)
+    per_file = settings.settings_of(path for path, _ in targets)
+    first = next(iter(per_file.values()), None) or settings.settings_for(Path.cwd())
+    return Run(settings.registry, first, per_file=per_file), targets
+
+
+def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1) -> LintResult:
+    """``lint_file`` over (path, display) pairs, in order; the run's result."""
     if jobs > 1:
         from kvlint.parallel import lint_files
 
@@ -184,12 +235,24 @@ def lint_paths(
         deployments.extend(file_deployments)
         findings.extend(file_findings)
     findings.sort(key=Finding.sort_key)
-    return LintResult(tuple(files), tuple(deployments), tuple(findings), run.registry.errors)
+    # Each file fails the run at its own config's `fail-on` (a --fail-on flag is in them all).
+    fail_on = {
+        display: run.per_file[path].fail_on for path, display in targets if path in run.per_file
+    }
+    return LintResult(
+        tuple(files), tuple(deployments), tuple(findings), run.registry.errors, fail_on
+    )
 
 
 def lint_file(run: Run, path: Path, display: str, data: bytes | None = None) -> FileResult:
-    """One file's deployments and findings; ``data`` lints text held in memory as if it were
-    the file's (``--fix`` re-checks each round of edits before anything is written)."""
+    """One file's deployments and findings, under its own config's Settings; ``data`` lints
+    text held in memory as if it were the file's (``--fix`` re-checks each round of edits
+    before anything is written, and stdin is read so)."""
+    with run.file_settings(path):
+        return _lint_file(run, path, display, data)
+
+
+def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileResult:
     from kvlint.deploy.load import load_path
 
     try:
@@ -382,13 +445,17 @@ def _crash(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {printable(str(exc))}"
 
 
-def exit_code(findings: Iterable[Finding], fail_on: Severity) -> int:
-    """0 clean (or only findings below ``fail_on``), 1 findings at or above it, 2 when a file or
-    model could not be read (an error-severity KV9xx input problem)."""
+def exit_code(
+    findings: Iterable[Finding], fail_on: Severity, per_file: Mapping[str, Severity] | None = None
+) -> int:
+    """0 clean (or only findings below ``fail_on``, or below their file's own in
+    ``per_file``), 1 findings at or above it, 2 when a file or model could not be read (an
+    error-severity KV9xx input problem)."""
     findings = list(findings)
     if any(f.severity is Severity.ERROR and f.code.startswith("KV9") for f in findings):
         return 2
-    return 1 if any(f.severity >= fail_on for f in findings) else 0
+    per_file = per_file or {}
+    return 1 if any(f.severity >= per_file.get(f.span.path, fail_on) for f in findings) else 0
 
 
 def summarise(result: LintResult, fail_on: Severity) -> Summary:
@@ -413,6 +480,6 @@ def summarise(result: LintResult, fail_on: Severity) -> Summary:
         by_severity=by_severity,
         by_code=tuple(entry for _, entry in sorted(counts.items())),
         fail_on=fail_on,
-        exit_code=exit_code(result.findings, fail_on),
+        exit_code=exit_code(result.findings, fail_on, result.fail_on),
         plugin_errors=result.plugin_errors,
     )

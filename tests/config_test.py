@@ -210,3 +210,17 @@ def test_a_schema_key_is_allowed_and_the_schema_describes_it(tmp_path: Path) -> 
     assert schema["$id"] == url
     data = {"$schema": url, "select": ["KV3"], "exclude": ["legacy/"]}
     jsonschema.Draft202012Validator(schema).validate(data)
+
+
+def test_the_schemastore_entry_names_the_published_schema() -> None:
+    import re
+
+    from kvlint.config import SCHEMA_ID
+    from kvlint.config import YAML_NAMES
+
+    text = (REPO / "docs" / "schemastore.md").read_text(encoding="utf-8")
+    entry = json.loads(re.findall(r"```json\n(.*?)```", text, re.DOTALL)[0])
+    assert set(entry) == {"name", "description", "fileMatch", "url"}
+    assert entry["url"] == SCHEMA_ID == config_schema()["$id"]
+    assert tuple(entry["fileMatch"]) == YAML_NAMES
+    assert SCHEMA_ID.endswith("/main/schemas/config.schema.json")

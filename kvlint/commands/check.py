@@ -17,6 +17,7 @@ from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
     from kvlint.config import Settings
+    from kvlint.config_tree import ConfigTree
     from kvlint.finding import Finding
     from kvlint.linter import LintResult
     from kvlint.linter import Summary
@@ -59,8 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check files in N processes when there are many (default: the number of cores)",
     )
     config = parser.add_mutually_exclusive_group()
-    config.add_argument("--config", metavar="FILE", help="use this config file, no discovery")
+    config.add_argument(
+        "--config", metavar="FILE", help="use this config file for every file, no discovery"
+    )
     config.add_argument("--no-config", action="store_true", help="ignore every config file")
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude patterns and .gitignore to files named here too (pre-commit)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument(
         "--format",
@@ -114,24 +122,14 @@ def _flat(values: Sequence[Sequence[str]] | None) -> list[str] | None:
     return None if values is None else [code for group in values for code in group]
 
 
-def build_settings(args: argparse.Namespace) -> Settings:
-    """The config file (found, given, or none) with the command-line values on top."""
-    from kvlint.config import find_config
-    from kvlint.config import load_config
-    from kvlint.config import resolve
+def build_tree(args: argparse.Namespace) -> ConfigTree:
+    """Each file's config (its nearest, the one ``--config`` names, or none) with the
+    command-line values on top."""
+    from kvlint.config_tree import ConfigTree
+    from kvlint.config_tree import Overrides
     from kvlint.registry import default_registry
 
-    if args.no_config:
-        path = None
-    elif args.config:
-        path = Path(args.config)
-        if not path.exists():  # a FIFO or a device is refused by the reader, with its reason
-            raise KvlintError("config file not found", path=args.config)
-    else:
-        path = find_config(Path(args.paths[0]) if args.paths else Path.cwd())
-    return resolve(
-        load_config(path),
-        default_registry(),
+    overrides = Overrides(
         select=_flat(args.select),
         ignore=_flat(args.ignore) or [],
         extend_select=_flat(args.extend_select) or [],
@@ -140,6 +138,21 @@ def build_settings(args: argparse.Namespace) -> Settings:
         engine_version=args.engine_version,
         offline=args.offline,
     )
+    if args.no_config:
+        return ConfigTree(default_registry(), overrides, config=None)
+    if args.config:
+        path = Path(args.config)
+        if not path.exists():  # a FIFO or a device is refused by the reader, with its reason
+            raise KvlintError("config file not found", path=args.config)
+        return ConfigTree(default_registry(), overrides, config=path)
+    return ConfigTree(default_registry(), overrides)
+
+
+def build_settings(args: argparse.Namespace, tree: ConfigTree | None = None) -> Settings:
+    """The run's Settings: those of the first path's config (its ``fail-on`` is the summary's;
+    each file still fails the run at its own config's)."""
+    tree = tree if tree is not None else build_tree(args)
+    return tree.settings_for(Path(args.paths[0]) if args.paths else Path.cwd())
 
 
 def _jobs(args: argparse.Namespace) -> int:
@@ -189,14 +202,15 @@ def run(args: argparse.Namespace) -> int:
     from kvlint.linter import lint_paths
     from kvlint.linter import summarise
 
-    settings = build_settings(args)
+    tree = build_tree(args)
     if args.fix or args.diff:
         from kvlint.fix import run as run_fixes
 
-        status = run_fixes(args, settings)
+        status = run_fixes(args, tree)
         if status is not None:
             return status
-    result = lint_paths(args.paths, settings, jobs=_jobs(args))
+    result = lint_paths(args.paths, tree, jobs=_jobs(args), force_exclude=args.force_exclude)
+    settings = build_settings(args, tree)  # resolved already, with every file's config
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
     summary = summarise(result, settings.fail_on)

@@ -1,0 +1,109 @@
+"""Which config governs each checked file, as ruff's hierarchical configuration does.
+
+Each file uses the nearest ``.kvlint.yaml`` / ``.kvlint.yml`` / ``pyproject.toml`` with
+``[tool.kvlint]`` in its folder or above it, the walk stopping at the repository root (a folder
+holding ``.git``), so ``kvlint check teamA teamB`` applies each team's config to its own files
+and pre-commit gets the same answer however it splits the files into batches. ``--config FILE``
+gives every file that one config; ``--no-config`` the defaults. The command line's flags apply
+on top of whichever config a file gets. Each folder is looked up once and each config loaded
+and resolved once per run; the configs of all the files are resolved before any is linted, so
+every mistake in every config is reported together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from kvlint.config import Settings
+from kvlint.config import find_config
+from kvlint.config import load_config
+from kvlint.config import resolve
+from kvlint.errors import KvlintError
+from kvlint.errors import raise_all
+from kvlint.registry import Registry
+
+
+class Overrides(NamedTuple):
+    """What the command line says, applied over every config (``kvlint.config.resolve``)."""
+
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] = ()
+    extend_select: Sequence[str] = ()
+    fail_on: str | None = None
+    gpu: str | None = None
+    engine_version: str | None = None
+    offline: bool = False
+
+
+_DISCOVER = object()  # ConfigTree(config=...) default: look for each file's own config
+
+
+class ConfigTree:
+    """The Settings of each file: its nearest config, resolved with the overrides."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        overrides: Overrides | None = None,
+        *,
+        config: Path | object | None = _DISCOVER,
+    ) -> None:
+        self.registry = registry
+        self.overrides = overrides if overrides is not None else Overrides()
+        # A fixed config (`--config FILE`, or None for `--no-config`) serves every file.
+        self._fixed = config is not _DISCOVER
+        self._fixed_path = config if isinstance(config, Path) else None
+        self._nearest: dict[Path, Path | None] = {}  # folder -> its config file
+        self._settings: dict[Path | None, Settings] = {}  # config file -> resolved
+
+    def config_for(self, path: Path) -> Path | None:
+        """The config file that governs ``path`` (a file or a folder), None for the defaults."""
+        if self._fixed:
+            return self._fixed_path
+        folder = path if path.is_dir() else path.parent
+        try:
+            key = folder.resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+            key = folder.absolute()
+        if key not in self._nearest:
+            self._nearest[key] = find_config(key)
+        return self._nearest[key]
+
+    def settings_for(self, path: Path) -> Settings:
+        """``path``'s Settings; a KvlintError when its config is wrong."""
+        config = self.config_for(path)
+        settings = self._settings.get(config)
+        if settings is None:
+            o = self.overrides
+            settings = self._settings[config] = resolve(
+                load_config(config),
+                self.registry,
+                select=o.select,
+                ignore=o.ignore,
+                extend_select=o.extend_select,
+                fail_on=o.fail_on,
+                gpu=o.gpu,
+                engine_version=o.engine_version,
+                offline=o.offline,
+            )
+        return settings
+
+    def settings_of(self, paths: Iterable[Path]) -> dict[Path, Settings]:
+        """Every path's Settings; every config error of every config raised together."""
+        errors: list[KvlintError] = []
+        failed: set[Path | None] = set()
+        out: dict[Path, Settings] = {}
+        for path in paths:
+            config = self.config_for(path)
+            if config in failed:
+                continue
+            try:
+                out[path] = self.settings_for(path)
+            except KvlintError as exc:
+                failed.add(config)
+                errors.append(exc)
+        raise_all(errors)
+        return out
