@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 UNKNOWN_MODEL = "KV902"
 UNUSED_SUPPRESSION = "KV906"
+UNRECOGNISED = "KV905"
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,34 @@ def prepare(
     return Run(settings.registry, first, per_file=per_file), targets
 
 
+def lint_stdin(
+    data: bytes,
+    display: str,
+    settings: Settings | ConfigTree,
+    registry: Registry | None = None,
+) -> LintResult:
+    """Text read from stdin, checked as if it were the file ``display`` (``--stdin-filename``,
+    else ``-``): its positions, its config, the folder its model paths are relative to."""
+    from kvlint.config import Settings
+    from kvlint.registry import default_registry
+
+    path = Path(display)
+    if isinstance(settings, Settings):
+        run = Run(registry if registry is not None else default_registry(), settings)
+    else:
+        per_file = settings.settings_of([path])
+        run = Run(settings.registry, per_file[path], per_file=per_file)
+    deployments, findings = lint_file(run, path, display, data)
+    findings.sort(key=Finding.sort_key)
+    return LintResult(
+        (display,),
+        tuple(deployments),
+        tuple(findings),
+        run.registry.errors,
+        {display: run.settings.fail_on},
+    )
+
+
 def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1) -> LintResult:
     """``lint_file`` over (path, display) pairs, in order; the run's result."""
     if jobs > 1:
@@ -255,6 +284,17 @@ def lint_file(run: Run, path: Path, display: str, data: bytes | None = None) -> 
 def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileResult:
     from kvlint.deploy.load import load_path
 
+    if data is None:
+        from kvlint.files import helm_template
+
+        chart = helm_template(path)
+        if chart is not None:  # Go template source, not YAML: one info finding, not exit 2
+            message = (
+                f"a Helm template of the chart `{chart}`: not read; check what it renders "
+                f"(`helm template {chart} | kvlint check -`)"
+            )
+            problem = InputProblem(UNRECOGNISED, Span(display, 1, 1), message, Severity.INFO)
+            return [], _enabled(run, [run.input_problem(problem)], display)
     try:
         if data is None:
             loaded = load_path(path, display=display)

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,7 +33,16 @@ def _codes(text: str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)"
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="files or folders (default: .); - reads one file from stdin",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the path of what stdin holds: its positions, config lookup and reports",
     )
     select = parser.add_argument_group("rule selection (codes, prefixes such as KV3, or names)")
     select.add_argument(
@@ -152,7 +162,10 @@ def build_settings(args: argparse.Namespace, tree: ConfigTree | None = None) -> 
     """The run's Settings: those of the first path's config (its ``fail-on`` is the summary's;
     each file still fails the run at its own config's)."""
     tree = tree if tree is not None else build_tree(args)
-    return tree.settings_for(Path(args.paths[0]) if args.paths else Path.cwd())
+    first = args.paths[0] if args.paths else "."
+    if first == "-":
+        first = getattr(args, "stdin_filename", None) or "-"
+    return tree.settings_for(Path(first))
 
 
 def _jobs(args: argparse.Namespace) -> int:
@@ -203,13 +216,19 @@ def run(args: argparse.Namespace) -> int:
     from kvlint.linter import summarise
 
     tree = build_tree(args)
+    if "-" in args.paths and (args.fix or args.diff or len(args.paths) > 1):
+        raise KvlintError("`-` (stdin) is checked alone, and without --fix or --diff")
     if args.fix or args.diff:
         from kvlint.fix import run as run_fixes
 
         status = run_fixes(args, tree)
         if status is not None:
             return status
-    result = lint_paths(args.paths, tree, jobs=_jobs(args), force_exclude=args.force_exclude)
+    sources: dict[str, str] = {}
+    if "-" in args.paths:
+        result, sources = _lint_stdin(args, tree)
+    else:
+        result = lint_paths(args.paths, tree, jobs=_jobs(args), force_exclude=args.force_exclude)
     settings = build_settings(args, tree)  # resolved already, with every file's config
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
@@ -223,13 +242,25 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file is not None:
         # The file gets the report asked for; the terminal still gets its default one (ruff).
         with _output(args.output_file, args.paths, result.files) as stream:
-            _report(stream, choose_format(args.format, stream), args, result, summary)
-        _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary)
+            _report(stream, choose_format(args.format, stream), args, result, summary, sources)
+        _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary, sources)
     else:
-        _report(sys.stdout, choose_format(args.format, sys.stdout), args, result, summary)
+        _report(sys.stdout, choose_format(args.format, sys.stdout), args, result, summary, sources)
     if args.exit_zero and summary.exit_code == 1:
         return 0
     return summary.exit_code
+
+
+def _lint_stdin(args: argparse.Namespace, tree: ConfigTree) -> tuple[LintResult, dict[str, str]]:
+    """``kvlint check -``: rendered output (``helm template``, ``kustomize build``) read from
+    stdin, at most a deployment file's cap, checked as ``--stdin-filename`` (else ``-``)."""
+    from kvlint import reading
+    from kvlint.linter import lint_stdin
+
+    data = sys.stdin.buffer.read(reading.DEPLOYMENT.limit + 1)  # more is refused as too large
+    display = args.stdin_filename or "-"
+    result = lint_stdin(data, display, tree)
+    return result, {display: data.decode("utf-8", errors="replace")}
 
 
 def without_info(result: LintResult) -> LintResult:
@@ -246,7 +277,12 @@ def without_info(result: LintResult) -> LintResult:
 
 
 def _report(
-    stream: TextIO, name: str, args: argparse.Namespace, result: LintResult, summary: Summary
+    stream: TextIO,
+    name: str,
+    args: argparse.Namespace,
+    result: LintResult,
+    summary: Summary,
+    sources: Mapping[str, str] | None = None,
 ) -> None:
     from kvlint.report import reporter_class
     from kvlint.report.base import ReportOptions
@@ -257,6 +293,7 @@ def _report(
             color=use_color(args.color, stream),
             statistics=args.statistics,
             unsafe_fixes=args.unsafe_fixes,
+            sources=sources or {},
         ),
     )
     reporter.start()

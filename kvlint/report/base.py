@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field
 from typing import TYPE_CHECKING
 from typing import TextIO
 
@@ -19,6 +21,8 @@ class ReportOptions:
     statistics: bool = False  # --statistics: counts per code instead of one line per finding
     show_fixes: bool = True  # mention a fix title when a finding has one
     unsafe_fixes: bool = False  # --unsafe-fixes: an unsafe fix is marked as applied by --fix
+    # Text that is not on disk as it was checked (stdin), by display path, for code frames.
+    sources: Mapping[str, str] = field(default_factory=dict)
 
 
 class Reporter(abc.ABC):

@@ -146,6 +146,8 @@ class FullReporter(Reporter):
 
     def _lines(self, path: str) -> list[str] | None:
         """The file's lines, read once; the report goes on without a frame if it cannot."""
+        if path not in self._sources and path in self.options.sources:
+            self._sources[path] = _LINE_BREAK.split(self.options.sources[path])
         if path not in self._sources:
             try:
                 # A regular file only: a FIFO reported as KV901 must not block the report.
