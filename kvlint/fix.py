@@ -27,6 +27,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvlint import isolation
 from kvlint import reading
 from kvlint.finding import FIXABLE
 from kvlint.finding import UNSAFE_FIX
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
     from kvlint.config import Settings
     from kvlint.config_tree import ConfigTree
+    from kvlint.linter import Run
     from kvlint.registry import Registry
 
     # A file's text -> its findings, each with the index of the deployment it belongs to.
@@ -216,31 +218,36 @@ def fix_paths(
     # config) serves every round.
     run, targets = linter.prepare(paths, settings, registry, force_exclude=force_exclude)
     files: list[FileFix] = []
-    for path, display in targets:
-        try:
-            data = reading.read_bytes(path, reading.DEPLOYMENT)
-        except OSError:
-            # Nothing to fix; the check's own reading says why, at its position (KV901).
-            _, findings = linter.lint_file(run, path, display)
-            files.append(FileFix(path, display, b"", "", unreadable=_errors(findings)))
-            continue
-
-        def lint(
-            text: str, path: Path = path, display: str = display
-        ) -> list[tuple[Finding, int | None]]:
-            deployments, findings = linter.lint_file(run, path, display, text.encode("utf-8"))
-            owners = {id(f): i for i, dep in enumerate(deployments) for f in dep.findings}
-            return [(f, owners.get(id(f))) for f in findings]
-
-        fixed = fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes)
-        if not fixed.text and data:  # not text (binary, UTF-16, invalid UTF-8): say where
-            _, findings = linter.lint_file(run, path, display, data)
-            fixed = dataclasses.replace(fixed, unreadable=_errors(findings))
-        refusal = fix_refusal(path, paths) if fixed.text and fixed.fixed != data else None
-        if refusal:
-            fixed = dataclasses.replace(fixed, refusal=refusal)
-        files.append(fixed)
+    with isolation.session():
+        for path, display in targets:
+            files.append(_fix_path(run, path, display, paths, unsafe_fixes=unsafe_fixes))
     return FixRun(tuple(files))
+
+
+def _fix_path(
+    run: Run, path: Path, display: str, paths: Sequence[str], *, unsafe_fixes: bool
+) -> FileFix:
+    """One file fixed in memory, or why it was not: unreadable, or not to be written."""
+    from kvlint import linter
+
+    try:
+        data = reading.read_bytes(path, reading.DEPLOYMENT)
+    except OSError:
+        # Nothing to fix; the check's own reading says why, at its position (KV901).
+        _, findings = linter.lint_file(run, path, display)
+        return FileFix(path, display, b"", "", unreadable=_errors(findings))
+
+    def lint(text: str) -> list[tuple[Finding, int | None]]:
+        deployments, findings = linter.lint_file(run, path, display, text.encode("utf-8"))
+        owners = {id(f): i for i, dep in enumerate(deployments) for f in dep.findings}
+        return [(f, owners.get(id(f))) for f in findings]
+
+    fixed = fix_file(path, display, data, lint, unsafe_fixes=unsafe_fixes)
+    if not fixed.text and data:  # not text (binary, UTF-16, invalid UTF-8): say where
+        _, findings = linter.lint_file(run, path, display, data)
+        fixed = dataclasses.replace(fixed, unreadable=_errors(findings))
+    refusal = fix_refusal(path, paths) if fixed.text and fixed.fixed != data else None
+    return dataclasses.replace(fixed, refusal=refusal) if refusal else fixed
 
 
 def _errors(findings: Iterable[Finding]) -> tuple[Finding, ...]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import NamedTuple
 
+from kvlint import isolation
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.errors import KvlintError
@@ -27,6 +28,7 @@ from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.finding import printable
+from kvlint.isolation import PluginFailure
 from kvlint.sizing_cache import SizingCache
 from kvlint.suppress import Directive
 from kvlint.suppress import apply as apply_suppressions
@@ -113,6 +115,9 @@ class LintResult:
 # `kvlint explain` load this module for its records without paying for YAML and models.
 
 INTERNAL = "KV900"  # a crash outside any rule (loading, sizing): reported, never a traceback
+# A rule (a plugin, the built-ins included) that raised, exited, overran its deadline or yielded
+# something that is not a Problem: reported on the deployment, naming the rule and its package.
+RULE_FAILURE = "KV908"
 
 
 @dataclass
@@ -128,6 +133,7 @@ class Run:
     hub: Any = None  # the run's kvlint.model.resolve.HubBudget, made by the first lookup
     # Each file's own Settings, from the nearest config (kvlint.config_tree); absent: `settings`.
     per_file: Mapping[Path, Settings] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)  # code -> "rule X of 'package'"
 
     def rule(self, cls: type[Rule]) -> Rule:
         key = (id(self.settings), cls.code)  # a rule's options may differ between configs
@@ -251,12 +257,13 @@ def lint_stdin(
 
 def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1) -> LintResult:
     """``lint_file`` over (path, display) pairs, in order; the run's result."""
-    if jobs > 1:
-        from kvlint.parallel import lint_files
+    with isolation.session():  # the rules' deadline timer ticks for the whole run
+        if jobs > 1:
+            from kvlint.parallel import lint_files
 
-        per_file = lint_files(run, targets, jobs)
-    else:
-        per_file = [lint_file(run, path, display) for path, display in targets]
+            per_file = lint_files(run, targets, jobs)
+        else:
+            per_file = [lint_file(run, path, display) for path, display in targets]
     files = [display for _, display in targets]
     deployments: list[DeploymentResult] = []
     findings: list[Finding] = []
@@ -350,7 +357,24 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
 
 
 def _enabled(run: Run, findings: Iterable[Finding], display: str) -> list[Finding]:
-    return [f for f in findings if run.settings.selection.is_enabled(f.code, display)]
+    selection = run.settings.selection
+    return [
+        f
+        for f in findings
+        if (
+            _failure_shown(selection)
+            if f.code == RULE_FAILURE
+            else selection.is_enabled(f.code, display)
+        )
+    ]
+
+
+def _failure_shown(selection: Any) -> bool:
+    """A rule's failure (KV908) is reported for every rule that ran, whatever `--select` names,
+    unless it is ignored itself (`--ignore KV908`)."""
+    return selection.is_selected(RULE_FAILURE) or not any(
+        RULE_FAILURE.startswith(prefix) for prefix in selection.ignore
+    )
 
 
 def _suppress_tagged(
@@ -467,18 +491,44 @@ def _check_deployment(
         sizing, sized = Sizing(spec=spec, kv=None, gpu=None, engine=None), False
     engine = str(dep.engine.value)
     for cls in run.registry:
-        if not run.settings.selection.is_selected(cls.code) or not cls.applies_to(engine):
-            continue
-        if cls.needs_model and (spec is None or not sized):
+        if not run.settings.selection.is_selected(cls.code):
             continue
         try:
-            problems = list(run.rule(cls).check(dep, sizing))
-        except Exception as exc:  # one broken rule must not hide the others' findings
-            message = f"internal error in rule `{cls.name}`: {_crash(exc)}"
-            findings.append(Finding(cls.code, cls.name, Severity.ERROR, dep.span, message))
+            problems = _run_rule(run, cls, dep, sizing, engine, sized=spec is not None and sized)
+        except PluginFailure as failure:  # one broken rule must not hide the others' findings
+            if not run.settings.selection.is_enabled(cls.code, dep.span.path):
+                continue  # its findings would have been dropped for this file
+            package = run.registry.packages.get(cls.code, "?")
+            message = (
+                f"rule {cls.code} `{cls.name}` of {package!r} failed, so its findings on this "
+                f"deployment are missing: {failure.reason}"
+            )
+            findings.append(
+                Finding(RULE_FAILURE, "rule-failure", Severity.ERROR, dep.span, message)
+            )
             continue
         findings.extend(run.stamp(cls, p) for p in problems)
     return (sizing if sized else None), findings
+
+
+def _run_rule(
+    run: Run, cls: type[Rule], dep: Deployment, sizing: Sizing, engine: str, *, sized: bool
+) -> list[Problem]:
+    """The rule's problems on ``dep``, run as plugin code (kvlint.isolation): anything it
+    raises, a deadline passed or a yield that is not a valid Problem is a PluginFailure."""
+    from kvlint.rule import checked_problems
+
+    def work() -> list[Problem]:
+        if not cls.applies_to(engine) or (cls.needs_model and not sized):
+            return []
+        return checked_problems(run.rule(cls).check(dep, sizing))
+
+    label = run.labels.get(cls.code)
+    if label is None:
+        label = run.labels[cls.code] = (
+            f"rule {cls.code} of {run.registry.packages.get(cls.code, '?')!r}"
+        )
+    return isolation.call(work, label=label)
 
 
 def _crash(exc: BaseException) -> str:

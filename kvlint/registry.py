@@ -17,6 +17,8 @@ from kvlint import DISTRIBUTION
 from kvlint.entry_points import entry_points
 from kvlint.entry_points import site_directories
 from kvlint.finding import Severity
+from kvlint.isolation import PluginFailure
+from kvlint.isolation import call
 from kvlint.linter import PluginError
 from kvlint.options import is_pydantic_model
 from kvlint.rule import FixAvailability
@@ -118,21 +120,28 @@ def build_registry(sources: Iterable[Source]) -> Registry:
     names: dict[str, str] = {}  # name -> code
     errors: list[PluginError] = []
     for source in sources:
+        # Plugin code (its import, get_rules(), the class attributes and doc() read below) runs
+        # isolated: whatever it raises or prints, and an import that never ends, is this
+        # plugin's error and the others still load (flake8 isolates plugins the same way).
+        label = f"plugin {source.package!r}"
         try:
-            classes = _rules_of(source)
-        except Exception as exc:  # a broken plugin must not stop the others (flake8 does the same)
-            errors.append(PluginError(source.package, source.entry_point, _describe(exc)))
+            classes = call(functools.partial(_rules_of, source), label=label)
+        except PluginFailure as failure:
+            errors.append(PluginError(source.package, source.entry_point, failure.reason))
             continue
         for cls in classes:
-            problem = validate_rule(cls, builtin=is_builtin(source.package))
+            builtin = is_builtin(source.package)
+            try:
+                problem = call(functools.partial(validate_rule, cls, builtin=builtin), label=label)
+            except PluginFailure as failure:
+                problem = failure.reason
             if problem is None and cls.code in rules:
                 problem = f"code {cls.code} is already used by {packages[cls.code]!r}"
             if problem is None and cls.name in names:
                 problem = f"name {cls.name!r} is already used by {names[cls.name]}"
             if problem is not None:
-                label = getattr(cls, "__qualname__", repr(cls))
                 errors.append(
-                    PluginError(source.package, source.entry_point, f"{label}: {problem}")
+                    PluginError(source.package, source.entry_point, f"{_name(cls)}: {problem}")
                 )
                 continue
             rules[cls.code] = cls
@@ -153,9 +162,10 @@ def _rules_of(source: Source) -> list[type[Rule]]:
     return list(result)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+def _name(cls: object) -> str:
+    """The class's name for an error line (a plugin's class may not even have one)."""
+    name = getattr(cls, "__qualname__", None) if isinstance(cls, type) else None
+    return name if isinstance(name, str) else f"a {type(cls).__name__}"
 
 
 def validate_rule(cls: object, *, builtin: bool) -> str | None:

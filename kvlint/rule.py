@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import inspect
 import re
+from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -12,8 +13,12 @@ from typing import Any
 from typing import ClassVar
 from typing import NamedTuple
 
+from kvlint.finding import Applicability
+from kvlint.finding import Edit
+from kvlint.finding import Fix
 from kvlint.finding import Problem
 from kvlint.finding import Severity
+from kvlint.finding import Span
 
 if TYPE_CHECKING:
     from kvlint.deployment import Deployment
@@ -71,6 +76,76 @@ class Rule:
     @classmethod
     def doc(cls) -> RuleDoc:
         return parse_doc(inspect.getdoc(cls) or "")
+
+
+# What one rule may yield on one deployment: one per key or item a file may hold (the reader
+# refuses more than 100,000, kvlint.source.yaml.MAX_ENTRIES); more is a runaway rule.
+MAX_PROBLEMS = 100_000
+MAX_MESSAGE = 10_000  # characters of one message
+
+
+def checked_problems(items: Iterable[Any]) -> list[Problem]:
+    """What a rule's ``check`` yields, each item checked (a plugin's NamedTuple can hold
+    anything); the first that is not a valid Problem raises PluginFailure saying why."""
+    from kvlint.isolation import PluginFailure
+
+    out: list[Problem] = []
+    for item in items:
+        why = problem_error(item)
+        if why is not None:
+            raise PluginFailure(f"it yielded {why}")
+        out.append(item)
+        if len(out) > MAX_PROBLEMS:
+            raise PluginFailure(f"it yielded more than {MAX_PROBLEMS:,} problems")
+    return out
+
+
+def problem_error(item: Any) -> str | None:
+    """Why ``item`` is not a Problem kvlint can report, or None. Plain type tests, no
+    generators: every built-in finding passes through here too."""
+    if not isinstance(item, Problem):
+        return f"a {type(item).__name__}, not a kvlint.finding.Problem"
+    span, message, fix, numbers, severity = item
+    if not _valid_span(span):
+        return f"a Problem whose span is not a kvlint.finding.Span of a file: {span!r:.80}"
+    if type(message) is not str or len(message) > MAX_MESSAGE:
+        return "a Problem whose message is not one line of text"
+    if severity is not None and not isinstance(severity, Severity):
+        return f"a Problem whose severity {severity!r:.40} is not a kvlint.finding.Severity"
+    if type(numbers) is not tuple:
+        return "a Problem whose numbers are not (label, value) pairs of text"
+    for pair in numbers:
+        if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str:
+            return "a Problem whose numbers are not (label, value) pairs of text"
+        if type(pair[1]) is not str:
+            return "a Problem whose numbers are not (label, value) pairs of text"
+    if fix is not None and not _valid_fix(fix):
+        return "a Problem whose fix is not a kvlint.finding.Fix of Edits"
+    return None
+
+
+def _valid_span(span: Any) -> bool:
+    if not isinstance(span, Span) or type(span.path) is not str:
+        return False
+    line, column, end_column, end_line = span.line, span.column, span.end_column, span.end_line
+    if type(line) is not int or type(column) is not int or line < 1 or column < 1:
+        return False
+    return (end_column is None or type(end_column) is int) and (
+        end_line is None or type(end_line) is int
+    )
+
+
+def _valid_fix(fix: Any) -> bool:
+    if not isinstance(fix, Fix) or type(fix.title) is not str or type(fix.edits) is not tuple:
+        return False
+    if not isinstance(fix.applicability, Applicability):
+        return False
+    for edit in fix.edits:
+        if not isinstance(edit, Edit) or type(edit.replacement) is not str:
+            return False
+        if not _valid_span(edit.span):
+            return False
+    return True
 
 
 # The sections every rule doc must have, in this order (ruff's template); "Use instead:" is a

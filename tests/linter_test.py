@@ -181,11 +181,12 @@ def test_pipeline_stamps_suppresses_isolates_and_sorts(
     settings = Settings(Selection(), severities={"KV907": Severity.WARNING})
     result = lint_paths([path], settings, registry())
     assert lines(result.findings) == [
-        f"{path}:1:1: KV398 [error] internal error in rule `crashes`: "
-        "ZeroDivisionError: division by zero",
         f"{path}:1:1: KV399 [info] graver form",
         f"{path}:1:1: KV907 [warning] the files do not give the GPU type: the checks that need it "
         "did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)",
+        # A rule that raises is one KV908 naming it and its package (kvlint.isolation).
+        f"{path}:1:1: KV908 [error] rule KV398 `crashes` of 'kvlint' failed, so its findings on "
+        "this deployment are missing: ZeroDivisionError: division by zero",
         # KV399 on line 2 is suppressed by its comment; the comment on line 3 names a rule that
         # produced only an internal error on line 1, so it suppresses nothing.
         f"{path}:3:22: KV906 [warning] `# kvlint: disable=KV398` suppresses nothing",
@@ -193,8 +194,9 @@ def test_pipeline_stamps_suppresses_isolates_and_sorts(
     ]
     assert [len(d.findings) for d in result.deployments] == [3]
     assert result.deployments[0].model_origin == "catalog"
-    assert exit_code(result.findings, Severity.WARNING) == 1
-    assert exit_code(result.findings, Severity.ERROR) == 1
+    # A rule that did not run to its end leaves the check incomplete: exit 2, as for a file
+    # kvlint could not read.
+    assert exit_code(result.findings, Severity.WARNING) == 2
 
 
 def test_unknown_model_is_kv902_and_skips_model_rules(
@@ -285,8 +287,14 @@ def test_selection_and_per_file_ignores(tmp_path: Path, fakes: SimpleNamespace) 
 def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> None:
     path = str(write(tmp_path / "vllm.yaml", TEXT + "# kvlint: disable-file=KV905,KV398\n"))
     result = lint_paths([path], Settings(Selection(ignore=("KV907",))), registry())
-    # KV399's "graver form" at 1:1 stays; the line-3 comment's KV398 hit nothing on its line.
-    assert [(f.code, f.span.line) for f in result.findings] == [("KV399", 1), ("KV906", 3)]
+    # KV399's "graver form" at 1:1 stays; the line-3 comment's KV398 hit nothing on its line,
+    # and the file-wide one neither: KV398's failure is KV908, which a KV398 directive leaves.
+    assert [(f.code, f.span.line) for f in result.findings] == [
+        ("KV399", 1),
+        ("KV908", 1),
+        ("KV906", 3),
+        ("KV906", 4),
+    ]
     annotated = str(write(tmp_path / "annotated.yaml", "model: acme/model-7b\n"))
     result = lint_paths([annotated], Settings(Selection(ignore=("KV398", "KV905"))), registry())
     assert [f.code for f in result.findings] == ["KV907", "KV906"]

@@ -4,26 +4,19 @@ runs; a plugin that fails to import is isolated and named; a clashing code is re
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+from testing.plugins import add_distribution
+from testing.plugins import make_env
+from testing.plugins import run_kvlint
 from testing.shared import REPO
 
 EXAMPLE = REPO / "examples" / "kvlint-plugin-example"
-
-
-def _dist_info(target: Path, name: str, entry_point: str) -> None:
-    """A hand-made installed distribution: just enough metadata for importlib.metadata."""
-    info = target / f"{name.replace('-', '_')}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[kvlint.rules]\n{entry_point}\n")
 
 
 CLASH = """
@@ -44,54 +37,32 @@ def get_rules():
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtual environment whose site directory holds the example, installed by pip (from a
-    copy: a build writes nothing into the repository), plus a plugin that cannot be imported
-    and one whose rule reuses a built-in code. kvlint reads rules only from an environment's
-    site directories (never a PYTHONPATH or working-directory folder); the environment finds
-    kvlint and its dependencies through this test run's own site directory."""
+    """A virtual environment holding the example, installed by pip (from a copy: a build
+    writes nothing into the repository), a plugin that cannot be imported and one whose rule
+    reuses a built-in code (testing/plugins.py: rules come only from site directories)."""
     root = tmp_path_factory.mktemp("plugins")
     source = root / "src"
     shutil.copytree(EXAMPLE, source)
     venv = root / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = _python(venv)
-    site_dir = Path(
-        subprocess.run(
-            [python, "-c", "import site; print(site.getsitepackages()[0])"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
-    ours = sysconfig.get_paths()["purelib"]
-    (site_dir / "kvlint-test-base.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    site_dir = make_env(venv)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "-q"]
     subprocess.run(
         [*pip, "--no-index", "--no-deps", "--target", str(site_dir), str(source)],
         check=True,
         capture_output=True,
     )
-    _dist_info(site_dir, "kvlint-plugin-broken", "broken = kvlint_plugin_not_there")
-    _dist_info(site_dir, "kvlint-plugin-clash", "clash = kvlint_plugin_clash")
-    (site_dir / "kvlint_plugin_clash.py").write_text(CLASH)
+    add_distribution(site_dir, "kvlint-plugin-broken", "broken = kvlint_plugin_not_there", {})
+    add_distribution(
+        site_dir,
+        "kvlint-plugin-clash",
+        "clash = kvlint_plugin_clash",
+        {"kvlint_plugin_clash.py": CLASH},
+    )
     return venv
 
 
-def _python(venv: Path) -> str:
-    return str(venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-
-
 def kvlint(env: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": str(REPO)}
-    environ.pop("GITHUB_ACTIONS", None)
-    return subprocess.run(
-        [_python(env), "-m", "kvlint", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=cwd,
-        check=False,
-    )
+    return run_kvlint(env, *args, cwd=cwd)
 
 
 def test_plugin_rule_is_listed_and_failures_are_isolated(env: Path) -> None:
