@@ -21,13 +21,19 @@ class GpuSpec:
     compute_capability: str | None = None  # "9.0"; fp8 caches need >= 8.9 on NVIDIA
     aliases: tuple[str, ...] = ()
     source: str = ""
-    # "dedicated" (device memory), "unified" (shared with the host: Apple, GB10, Jetson) or
-    # "tpu" (recognised, but TPU memory is out of scope for kvlint's GPU arithmetic).
+    # "dedicated" (device memory), "unified" (shared with the host: Apple, GB10, Jetson), or an
+    # accelerator kvlint recognises but does not size ("tpu", "hpu", "npu", "neuron": out of
+    # scope for its GPU arithmetic).
     memory_kind: str = "dedicated"
 
     @property
     def out_of_scope(self) -> bool:
-        return self.memory_kind == "tpu"
+        return self.memory_kind in _NOT_SIZED
+
+    @property
+    def kind_phrase(self) -> str:
+        """What the accelerator is, for "... is a TPU: out of scope"."""
+        return _NOT_SIZED.get(self.memory_kind, "a GPU")
 
     @property
     def supports_fp8(self) -> bool | None:
@@ -39,6 +45,13 @@ class GpuSpec:
         major, minor = (int(part) for part in self.compute_capability.split("."))
         return (major, minor) >= (8, 9)
 
+
+_NOT_SIZED = {
+    "tpu": "a TPU",
+    "hpu": "an HPU",
+    "npu": "an NPU",
+    "neuron": "a Neuron accelerator",
+}
 
 # Sources. "gpus.md" is /work/shared/research/gpus.md (each figure there is quoted with its
 # origin); "(derived)" marks a figure computed from a sourced one, with the rule used.
@@ -173,6 +186,7 @@ _CATALOG: tuple[GpuSpec, ...] = (
             "a100-sxm4",
             "pg509-210",
             "a100-80",
+            "a100-nvlink-80gb",  # CoreWeave's gpu.nvidia.com/class
         ),
         source="derived: 79.26 GiB from the gpu_memory_utilization 0.25/0.5 sweep of "
         "dennislee22/vLLM-benchmarking (A100 80GB, vLLM 0.10.1.1: (24.83-5.01)/0.25 and "
@@ -199,6 +213,7 @@ _CATALOG: tuple[GpuSpec, ...] = (
             "a100-40g",
             "tesla-a100",
             "a100-40",
+            "a100-nvlink",  # CoreWeave's gpu.nvidia.com/class (the 40 GB part)
         ),
         source="deviceQuery 40339 MBytes (42298834944 bytes), bottlerocket-os/bottlerocket#3873; "
         "older drivers 40536 MiB (gpus.md)",
@@ -251,6 +266,23 @@ _CATALOG: tuple[GpuSpec, ...] = (
         compute_capability="8.9",
         aliases=("l40", "l40-48gb"),
         source="OOM 'total capacity of 44.40 GiB' on a single L40, QwenLM/Qwen3-VL#2097 (gpus.md)",
+    ),
+    GpuSpec(
+        "A40-48GB",
+        "NVIDIA A40",
+        _mib(46068 - 479),
+        compute_capability="8.6",
+        aliases=("a40", "a40-48gb"),
+        source="derived: nvidia-smi 46068 MiB as the L40S (gpus.md), minus the L40S's 479 MiB "
+        "smi/CUDA gap",
+    ),
+    GpuSpec(
+        "L20-48GB",
+        "NVIDIA L20",
+        _mib(46068 - 479),
+        compute_capability="8.9",
+        aliases=("l20", "l20-48gb"),
+        source="derived: not found; a 48 GB GDDR6 Ada card taken as the L40S's CUDA total",
     ),
     GpuSpec(
         "T4-16GB",
@@ -474,6 +506,55 @@ _CATALOG: tuple[GpuSpec, ...] = (
         source="32 GiB HBM per chip (Cloud TPU documentation); TPU memory is out of scope",
         memory_kind="tpu",
     ),
+    GpuSpec(
+        "TPU",
+        "Google TPU",
+        16 * GiB,
+        vendor="google",
+        aliases=("google-tpu",),
+        source="the `google.com/tpu` resource names no generation: the smallest chip's 16 GiB "
+        "(v5e); TPU memory is out of scope",
+        memory_kind="tpu",
+    ),
+    # --- other accelerators: recognised (their extended resources, their node labels), not
+    # sized: their engines' memory accounting is not kvlint's GPU arithmetic ---
+    GpuSpec(
+        "Gaudi",
+        "Intel Gaudi",
+        96 * GiB,
+        vendor="intel",
+        aliases=("intel-gaudi", "gaudi2", "gaudi-2", "habana-gaudi", "hl-225"),
+        source="96 GB HBM2e per Gaudi 2 (Intel's product brief); the `habana.ai/gaudi` resource "
+        "names no generation; out of scope",
+        memory_kind="hpu",
+    ),
+    GpuSpec(
+        "Gaudi3",
+        "Intel Gaudi 3",
+        128 * GiB,
+        vendor="intel",
+        aliases=("gaudi3", "gaudi-3", "hl-325l"),
+        source="128 GB HBM2e per Gaudi 3 (Intel's product brief); out of scope",
+        memory_kind="hpu",
+    ),
+    GpuSpec(
+        "Ascend",
+        "Huawei Ascend",
+        64 * GiB,
+        vendor="huawei",
+        aliases=("huawei-ascend", "ascend-910b", "ascend910b", "ascend910"),
+        source="64 GB HBM per Ascend 910B (Huawei's product page); out of scope",
+        memory_kind="npu",
+    ),
+    GpuSpec(
+        "Neuron",
+        "AWS Neuron",
+        32 * GiB,
+        vendor="aws",
+        aliases=("aws-neuron", "inferentia2", "inferentia", "trainium", "trainium2"),
+        source="32 GB HBM per Inferentia2 / Trainium chip (AWS's instance pages); out of scope",
+        memory_kind="neuron",
+    ),
 )
 
 # Cloud instance types: (GPU key, GPUs per instance). AWS, GCP and Azure names as their APIs
@@ -559,7 +640,42 @@ _INSTANCES: dict[str, tuple[str, int]] = {
     "standard_nd40rs_v2": ("V100-32GB", 8),
     "standard_nv36ads_a10_v5": ("A10-24GB", 1),
     "standard_nv72ads_a10_v5": ("A10-24GB", 2),
+    "standard_ncc40ads_h100_v5": ("H100-NVL-94GB", 1),
+    "standard_nd128isr_ndr_gb200_v6": ("GB200-186GB", 4),
+    # OCI shapes (node.kubernetes.io/instance-type on OKE)
+    "vm.gpu.a10.1": ("A10-24GB", 1),
+    "vm.gpu.a10.2": ("A10-24GB", 2),
+    "bm.gpu.a10.4": ("A10-24GB", 4),
+    "vm.gpu3.1": ("V100-16GB", 1),
+    "vm.gpu3.2": ("V100-16GB", 2),
+    "vm.gpu3.4": ("V100-16GB", 4),
+    "bm.gpu3.8": ("V100-16GB", 8),
+    "bm.gpu4.8": ("A100-SXM-40GB", 8),
+    "bm.gpu.a100-v2.8": ("A100-SXM-80GB", 8),
+    "bm.gpu.h100.8": ("H100-SXM-80GB", 8),
+    "bm.gpu.h200.8": ("H200-141GB", 8),
+    "bm.gpu.l40s.4": ("L40S-48GB", 4),
+    "bm.gpu.l40s-nc.4": ("L40S-48GB", 4),
+    "bm.gpu.mi300x.8": ("MI300X-192GB", 8),
+    "bm.gpu.b200.8": ("B200-180GB", 8),
+    "bm.gpu.gb200.4": ("GB200-186GB", 4),
+    # GCP G4 (RTX PRO 6000 Blackwell)
+    "g4-standard-48": ("RTX-PRO-6000-96GB", 1),
+    "g4-standard-96": ("RTX-PRO-6000-96GB", 2),
+    "g4-standard-192": ("RTX-PRO-6000-96GB", 4),
+    "g4-standard-384": ("RTX-PRO-6000-96GB", 8),
+    # AWS Inferentia2 / Trainium: Neuron accelerators, recognised and not sized
+    "inf2.xlarge": ("Neuron", 1),
+    "inf2.8xlarge": ("Neuron", 1),
+    "inf2.24xlarge": ("Neuron", 6),
+    "inf2.48xlarge": ("Neuron", 12),
+    "trn1.2xlarge": ("Neuron", 1),
+    "trn1.32xlarge": ("Neuron", 16),
+    "trn1n.32xlarge": ("Neuron", 16),
+    "trn2.48xlarge": ("Neuron", 16),
 }
+# SageMaker spells the same instance types with an `ml.` prefix (ml.g5.2xlarge).
+_INSTANCES.update({f"ml.{name}": entry for name, entry in list(_INSTANCES.items()) if "." in name})
 
 # Words that only say who makes the card or which product line it belongs to.
 _NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "radeon", "google", "gpu")
@@ -625,6 +741,9 @@ def lookup_gpu(name: str) -> GpuSpec | None:
         return None
     if key in _INDEX:
         return _INDEX[key]
+    mig = _MIG_RE.search(key)
+    if mig is not None:
+        return _mig_slice(key[: mig.start()], int(mig.group(1)), int(mig.group(2)))
     if key in _INSTANCE_INDEX:
         return _BY_KEY[_INSTANCE_INDEX[key][0]]
     apple = _apple(key)
@@ -665,6 +784,33 @@ def _conflicting_size(dropped: list[str], gpu: GpuSpec) -> bool:
         if match and match.group(1) not in gpu.key.lower():
             return True
     return False
+
+
+# A MIG slice: `NVIDIA-A100-SXM4-80GB-MIG-3g.40gb` (the feature discovery label under the mixed
+# strategy), `mig-1g.10gb` (the extended resource nvidia.com/mig-1g.10gb).
+_MIG_RE = re.compile(r"(?:^|-)mig-(\d)g-(\d+)gb$")
+
+
+def _mig_slice(parent_name: str, compute: int, memory_gb: int) -> GpuSpec:
+    """A MIG instance is a GPU of its own to the engine: its memory is its share of the card's
+    (the profile's GB out of the card's; the CUDA reserve scales with it)."""
+    parent = lookup_gpu(parent_name) if parent_name else None
+    nominal = re.search(r"(\d+)GB", parent.key) if parent is not None else None
+    if parent is not None and nominal is not None:
+        total = parent.total_bytes * memory_gb // int(nominal.group(1))
+        how = f"{memory_gb}/{nominal.group(1)} of the {parent.key}'s CUDA total"
+        key, capability = f"{parent.key}-MIG-{compute}g.{memory_gb}gb", parent.compute_capability
+    else:
+        total = round(memory_gb * GiB * 0.98)
+        how = f"{memory_gb} GiB less the 2% a whole card's CUDA reserve takes"
+        key, capability = f"MIG-{compute}g.{memory_gb}gb", None
+    return GpuSpec(
+        key,
+        f"{parent.display if parent else 'NVIDIA GPU'} MIG {compute}g.{memory_gb}gb",
+        total,
+        compute_capability=capability,
+        source=f"derived: a MIG {compute}g.{memory_gb}gb slice, {how}",
+    )
 
 
 def _apple(key: str) -> GpuSpec | None:

@@ -47,7 +47,7 @@ def size(dep: Deployment, spec: ModelSpec | None) -> Sizing:
         if gpu is None:
             missing.append(f"GPU memory (unknown GPU {dep.gpu.value!r})")
         elif gpu.out_of_scope:
-            missing.append(f"GPU memory ({gpu.display} is a TPU: out of scope)")
+            missing.append(f"GPU memory ({gpu.display} is {gpu.kind_phrase}: out of scope)")
             gpu = None
     if spec is None:
         missing.append("model config")

@@ -17,6 +17,7 @@ def get_rules() -> list[type[Rule]]:
     """
     # One import per rule, sorted by module (ruff's isort merges comment-separated blocks).
     from .cancelling_head_dim import CancellingHeadDim
+    from .conflicting_gpu_facts import ConflictingGpuFacts
     from .context_beyond_max_positions import ContextBeyondMaxPositions
     from .context_beyond_sliding_window import ContextBeyondSlidingWindow
     from .engine_pool_below_first_principles import EnginePoolBelowFirstPrinciples
@@ -53,6 +54,7 @@ def get_rules() -> list[type[Rule]]:
         # KV5xx engine-settings hygiene, KV9xx input problems (engineer "check")
         UnknownEngineFlag,
         InvalidSettingValue,
+        ConflictingGpuFacts,
         UnreadableFile,
         UnknownModel,
         UnknownGpu,

@@ -160,7 +160,7 @@ def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
         known = ", ".join(known_gpu_names()[:12])
         raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
     if gpu.out_of_scope:
-        raise KvlintError(f"{gpu.display} is a TPU: kvlint sizes GPU memory only")
+        raise KvlintError(f"{gpu.display} is {gpu.kind_phrase}: kvlint sizes GPU memory only")
     layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
     if layout is not None:
         engine = dep.engine.value

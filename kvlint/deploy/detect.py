@@ -38,7 +38,7 @@ _PROGRAMS = {
 # scheduler, routing sidecar or simulator images (llm-d-inference-scheduler, ...).
 _LLM_D = r"llm-d/llm-d(?:-(?:cuda|xpu|gaudi|hpu|cpu|rocm|aws|dev|cuda-dev))?(?=[:@]|$)"
 # Simulators and mocks that answer like an engine but hold no model: nothing to size.
-_NOT_ENGINES = re.compile(r"inference-sim|vllm-mock|mock-vllm|(^|[/-])mock[-:]", re.IGNORECASE)
+_NOT_ENGINES = re.compile(r"inference-sim|mock", re.IGNORECASE)
 # Image name patterns -> engine.
 _IMAGE_ENGINES = (
     (re.compile(r"sglang", re.IGNORECASE), "sglang"),

@@ -11,6 +11,7 @@ from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.claims import attach
 from kvlint.deploy.claims import model_resources
+from kvlint.deploy.gpu_facts import device_requests
 from kvlint.deploy.serving import values_image
 from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
@@ -75,7 +76,9 @@ def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
     deployments: list[Deployment] = []
     # Models named by one document and claimed by another (an llmaz OpenModel, an OME
     # BaseModel): read first, so the claiming document's deployments get them in any order.
-    resources = model_resources([document.root for document in documents])
+    roots = [document.root for document in documents]
+    resources = model_resources(roots)
+    ctx.devices = device_requests(roots)
     for document in documents:
         found = _read_document(document, ctx)
         attach(document.root, found, resources)

@@ -120,7 +120,7 @@ EXPECTED: dict[str, tuple[list[tuple[Any, ...]], list[tuple[str, int, int]]]] = 
                 "vllm",
                 "meta-llama/Llama-3.1-70B",
                 "tpu-v6e-slice",  # a TPU: KV907 says kvlint does not size it
-                None,
+                8,  # `google.com/tpu: 8`: the chips the pod asks for
                 {"tensor-parallel-size": 8, "max-model-len": 4096, "max-num-seqs": 128},
             )
         ],

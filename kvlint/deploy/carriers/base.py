@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from typing import TYPE_CHECKING
 from typing import Protocol
 
 from kvlint.deployment import Deployment
@@ -13,6 +14,9 @@ from kvlint.finding import Span
 from kvlint.source.nodes import Node
 from kvlint.source.text import SourceText
 
+if TYPE_CHECKING:
+    from kvlint.deploy.gpu_facts import DeviceRequest
+
 
 @dataclass
 class Context:
@@ -20,6 +24,8 @@ class Context:
 
     source: SourceText
     problems: list[InputProblem] = field(default_factory=list)
+    # The file's DRA ResourceClaims and ResourceClaimTemplates, by name (a pod's claims).
+    devices: dict[str, DeviceRequest] = field(default_factory=dict)
 
     @property
     def path(self) -> str:

@@ -54,6 +54,10 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
         if dep is None:
             continue
         dep.gpu_count = _gpus(service, ctx) or dep.gpu_count
+        runtime = service.scalar("runtime")
+        if dep.gpu is None and runtime is not None and runtime.text == "habana":
+            # Intel Gaudi through its container runtime: an accelerator kvlint does not size.
+            dep.gpu = Sourced("Intel Gaudi", runtime.span, runtime.raw)
         deployments.append(dep)
     return deployments
 

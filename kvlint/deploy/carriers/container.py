@@ -23,6 +23,13 @@ from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
+from kvlint.deploy.gpu_facts import DeviceRequest
+from kvlint.deploy.gpu_facts import GpuFact
+from kvlint.deploy.gpu_facts import choose
+from kvlint.deploy.gpu_facts import claimed_devices
+from kvlint.deploy.gpu_facts import conflicts
+from kvlint.deploy.gpu_facts import resource_device
+from kvlint.deploy.gpu_facts import scheduling_facts
 from kvlint.deploy.search import image_text
 from kvlint.deploy.serving import engine_title
 from kvlint.deploy.serving import flags_engine
@@ -35,23 +42,14 @@ from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.gpus import lookup_gpu
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu")
-# Node labels that name the GPU (or an instance type that implies it), most specific first.
-GPU_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    # A GKE TPU slice (tpu-v6e-slice): kvlint knows it is a TPU and says so instead of asking
-    # for a GPU the pod does not have.
-    "cloud.google.com/gke-tpu-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-)
+
 # NVIDIA Dynamo's own dynamo.vllm flags (components/src/dynamo/vllm/args.py ``parse_args``),
 # removed before vLLM reads the rest: flag -> whether it takes values.
 DYNAMO_FLAGS = {
@@ -81,10 +79,14 @@ DYNAMO_FLAGS = {
 
 @dataclass
 class PodFacts:
-    """What the pod around a container says: GPU type from scheduling, labels."""
+    """What the pod around a container says: GPU type from scheduling, labels, and what the
+    GPU facts were (for KV504) and the DRA claims it can use."""
 
     gpu: Sourced[str] | None = None
     annotations: dict[str, Sourced[str]] = field(default_factory=dict)
+    gpu_facts: list[GpuFact] = field(default_factory=list)
+    pod_spec: Mapping | None = None
+    devices: dict[str, DeviceRequest] = field(default_factory=dict)
 
 
 def scalar_sourced(node: Node | None) -> Sourced[str] | None:
@@ -150,45 +152,9 @@ def gpu_from_resources(resources: Node | None, problems: list[InputProblem]) -> 
 
 
 def gpu_from_scheduling(pod_spec: Mapping | None) -> Sourced[str] | None:
-    """The GPU named by ``nodeSelector`` or required node affinity, as written."""
-    if pod_spec is None:
-        return None
-    selector = pod_spec.mapping("nodeSelector")
-    if selector is not None:
-        for label in GPU_LABELS:
-            found = scalar_sourced(selector.get(label))
-            if found is not None:
-                return found
-    terms = pod_spec.dig(
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-    )
-    if not isinstance(terms, Sequence):
-        terms = pod_spec.dig("nodeSelectorTerms")  # production-stack modelSpec
-    if isinstance(terms, Sequence):
-        for label in GPU_LABELS:
-            for term in terms.items:
-                found = _match_expression(term, label)
-                if found is not None:
-                    return found
-    return None
-
-
-def _match_expression(term: Node, label: str) -> Sourced[str] | None:
-    if not isinstance(term, Mapping):
-        return None
-    expressions = term.sequence("matchExpressions")
-    for expression in expressions.items if expressions is not None else []:
-        if not isinstance(expression, Mapping) or expression.text_of("key") != label:
-            continue
-        if expression.text_of("operator") not in ("In", None):
-            continue
-        values = expression.sequence("values")
-        if values is not None and values.items:
-            return scalar_sourced(values.items[0])
-    return None
+    """The GPU named by ``nodeSelector`` or required node affinity, as written
+    (``kvlint.deploy.gpu_facts`` says which label wins and which disagree)."""
+    return choose(scheduling_facts(pod_spec))
 
 
 def container_deployment(
@@ -285,9 +251,24 @@ def container_deployment(
             tokens = _drop_flags(tokens, DYNAMO_FLAGS)
         engine.apply_args(dep, tokens)
     dep.gpu_count = gpu_from_resources(container.get("resources"), problems)
+    facts: list[GpuFact] = []
     if pod is not None:
         dep.gpu = pod.gpu
         dep.annotations = dict(pod.annotations)
+        facts = list(pod.gpu_facts)
+        claimed = claimed_devices(pod.pod_spec, container, pod.devices)
+        if claimed is not None:  # DRA: the claim's devices stand for `nvidia.com/gpu`
+            dep.gpu_count = dep.gpu_count or claimed.gpus
+            if claimed.product is not None:
+                gpu = lookup_gpu(claimed.product.value)
+                facts.append(GpuFact("a DRA device selector", claimed.product, gpu))
+                dep.gpu = dep.gpu or claimed.product
+    device = resource_device(container.get("resources"))
+    if device is not None:  # a MIG slice, or an accelerator that is no GPU
+        named, count = device
+        dep.gpu = named if named.value.startswith("mig-") or dep.gpu is None else dep.gpu
+        dep.gpu_count = dep.gpu_count or count
+    dep.problems.extend(conflicts(facts, dep.gpu_count))
     return dep
 
 

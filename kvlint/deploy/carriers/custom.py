@@ -44,7 +44,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     read: list[tuple[ContainerSite, Deployment | None, list[InputProblem]]] = []
     for site in containers(root):
         problems: list[InputProblem] = []
-        read.append((site, _deployment(site, root, label, problems), problems))
+        read.append((site, _deployment(site, root, label, problems, ctx), problems))
     # Where a group's leader (or a Ray head) runs the engine, its workers' containers are that
     # one engine's other ranks (or `ray start`): not deployments of their own, nor unread ones.
     led = {
@@ -68,13 +68,13 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
 
 
 def _deployment(
-    site: ContainerSite, root: Mapping, label: str, problems: list[InputProblem]
+    site: ContainerSite, root: Mapping, label: str, problems: list[InputProblem], ctx: Context
 ) -> Deployment | None:
     container = site.container
     name = container.text_of("name") or "?"
     where = " ".join(site.roles)
     kind = "initContainer" if site.init else "container"
-    facts = pod_facts(site.pod, site.template, root) if site.pod is not None else None
+    facts = pod_facts(site.pod, site.template, root, ctx.devices) if site.pod else None
     api = (root.text_of("apiVersion") or "").partition("/")[0]
     dep = container_deployment(
         container,

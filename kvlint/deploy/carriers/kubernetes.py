@@ -5,8 +5,10 @@ from __future__ import annotations
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
-from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import scalar_sourced
+from kvlint.deploy.gpu_facts import DeviceRequest
+from kvlint.deploy.gpu_facts import choose
+from kvlint.deploy.gpu_facts import scheduling_facts
 from kvlint.deploy.groups import lws_gpus
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
@@ -54,10 +56,16 @@ def object_name(root: Mapping) -> str:
     return f"{root.text_of('kind')}/{name or '?'}"
 
 
-def pod_facts(pod_spec: Mapping, template: Node | None, workload: Node | None = None) -> PodFacts:
+def pod_facts(
+    pod_spec: Mapping,
+    template: Node | None,
+    workload: Node | None = None,
+    devices: dict[str, DeviceRequest] | None = None,
+) -> PodFacts:
     """The pod's GPU and annotations: the workload object's (``kubectl annotate deployment``),
-    then the pod template's on top of them."""
-    facts = PodFacts(gpu=gpu_from_scheduling(pod_spec))
+    then the pod template's on top of them; its GPU facts and the file's DRA claims."""
+    found = scheduling_facts(pod_spec)
+    facts = PodFacts(gpu=choose(found), gpu_facts=found, pod_spec=pod_spec, devices=devices or {})
     if workload is not None and workload is not template:
         _annotations(workload, facts)
     if template is not None:
@@ -87,7 +95,7 @@ def pod_deployments(
     default_engine: str | None = None,
 ) -> list[Deployment]:
     """One Deployment per container of a pod spec that runs an engine."""
-    facts = pod_facts(pod_spec, template, workload)
+    facts = pod_facts(pod_spec, template, workload, ctx.devices)
     deployments: list[Deployment] = []
     containers = pod_spec.sequence("containers")
     for index, container in enumerate(containers.items if containers is not None else []):
