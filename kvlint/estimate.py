@@ -1,10 +1,60 @@
-"""EngineEstimate: what an engine will allocate, as its start-up log would report it."""
+"""What an engine will allocate, as its start-up log would report it, and why it would refuse."""
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
 from dataclasses import field
+from typing import NamedTuple
+
+
+class Refusal(str, enum.Enum):
+    """Why an engine will not start, as data: each kind is one rule's finding (and one line of
+    ``kvlint size``), so ``check`` and ``size`` cannot disagree on whether it starts."""
+
+    # max_model_len beyond what the engine derives from the model's positions (KV402)
+    BEYOND_POSITIONS = "beyond-positions"
+    # the free memory after the CUDA context is below the requested fraction (KV303)
+    FREE_MEMORY = "free-memory-below-fraction"
+    # the weights alone exceed the memory budget: loading runs out of memory (KV303)
+    WEIGHTS = "weights-do-not-fit"
+    # weights, activations and runtime leave nothing for the KV cache (KV303)
+    NO_CACHE_MEMORY = "no-memory-for-cache"
+    # one request of max_model_len does not fit the KV pool (KV302)
+    ONE_REQUEST = "one-request-does-not-fit"
+    # a cache allocated up front for every slot does not fit beside the weights (KV302)
+    CACHE_ALLOCATION = "cache-allocation-fails"
+    # a setting the engine refuses at start (a quantised V cache without flash attention: KV202)
+    SETTING = "setting-refused"
+    # a tensor-parallel size the model's heads cannot be split by (KV304)
+    LAYOUT = "parallel-layout-refused"
+
+    @property
+    def code(self) -> str:
+        """The rule whose finding reports this refusal."""
+        return _REPORTED_BY[self]
+
+
+_REPORTED_BY = {
+    Refusal.BEYOND_POSITIONS: "KV402",
+    Refusal.FREE_MEMORY: "KV303",
+    Refusal.WEIGHTS: "KV303",
+    Refusal.NO_CACHE_MEMORY: "KV303",
+    Refusal.ONE_REQUEST: "KV302",
+    Refusal.CACHE_ALLOCATION: "KV302",
+    Refusal.SETTING: "KV202",
+    Refusal.LAYOUT: "KV304",
+}
+
+
+class PoolCause(NamedTuple):
+    """Why the engine's pool keeps more of windowed layers than their window (KV305's cause):
+    the engine's own paging, in words, and the setting a fix changes."""
+
+    text: str
+    setting: str | None  # the Settled field to change ("max_num_batched_tokens"), or None
+    fix_title: str
 
 
 @dataclass(frozen=True)
@@ -32,11 +82,16 @@ class EngineEstimate:
     block_size: int | None = None
     kv_cache_tokens: int | None = None  # "GPU KV cache size: N tokens"
     max_concurrency: float | None = None  # "Maximum concurrency for L tokens per request: Xx"
-    fits: bool | None = None  # False: the engine refuses to start
+    fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
     needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
     first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
     error: str | None = None  # the engine's own error text when it would refuse
+    refusal: Refusal | None = None  # why it would refuse, as data
+    # A default decided the verdict and another reading of it would start (no version named,
+    # and only newer releases charge the memory that tips it): what a finding says instead.
+    caveat: str | None = None
+    pool_cause: PoolCause | None = None  # the engine's reason windowed layers cost more
     kv_buffer_bytes: int | None = None  # llama.cpp / Ollama: the KV buffers, all devices
     # Settings the files leave unset, as the engine fills them: (Deployment field, value), e.g.
     # ("max_num_seqs", 256). kvlint.sizing.size turns them into Sourced(default=True) values.
@@ -67,8 +122,8 @@ class EngineEstimate:
     def _tokens_from_concurrency(self) -> bool:
         """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
         merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
-        from kvlint.engines.versions import parse_version
         from kvlint.engines.vllm.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
+        from kvlint.versions import parse_version
 
         version = parse_version(self.version)
         return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE

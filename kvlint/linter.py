@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import NamedTuple
+from typing import Protocol
 
 from kvlint import isolation
 from kvlint.deployment import Deployment
@@ -37,10 +38,17 @@ from kvlint.suppress import parse_comments
 from kvlint.suppress import unused as find_unused
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kvlint.config import Settings
     from kvlint.config_tree import ConfigTree
+    from kvlint.deploy.load import LoadResult
+    from kvlint.estimate import EngineEstimate
+    from kvlint.model.resolve import ResolvedModel
+    from kvlint.model.spec import ModelSpec
     from kvlint.registry import Registry
     from kvlint.rule import Rule
+    from kvlint.settled import Settled
     from kvlint.sizing import Sizing
 
 UNKNOWN_MODEL = "KV902"
@@ -120,10 +128,75 @@ INTERNAL = "KV900"  # a crash outside any rule (loading, sizing): reported, neve
 RULE_FAILURE = "KV908"
 
 
+class Loader(Protocol):
+    """Reads one file's deployments (``kvlint.deploy.load``); ``data`` is text held in memory."""
+
+    def __call__(self, path: Path, display: str, data: bytes | None) -> LoadResult: ...
+
+
+class Resolver(Protocol):
+    """Resolves a model reference (``kvlint.model.resolve.resolve_model``)."""
+
+    def __call__(self, ref: str, *, offline: bool, base_dir: Path, hub: Any) -> ResolvedModel: ...
+
+
+class Sizer(Protocol):
+    """Sizes one deployment (``kvlint.engines.sizer.size``), its accounting through ``account``."""
+
+    def __call__(
+        self,
+        dep: Deployment,
+        spec: ModelSpec | None,
+        *,
+        account: Callable[[Settled], EngineEstimate],
+    ) -> Sizing: ...
+
+
+def load_file(path: Path, display: str, data: bytes | None) -> LoadResult:
+    """The real loader, imported when the first file is read."""
+    from kvlint.deploy.load import load_bytes
+    from kvlint.deploy.load import load_path
+
+    if data is None:
+        return load_path(path, display=display)
+    return load_bytes(data, display=display, json=path.suffix.lower() == ".json")
+
+
+def resolve_reference(ref: str, *, offline: bool, base_dir: Path, hub: Any) -> ResolvedModel:
+    """The real model resolver, imported when the first model is resolved."""
+    from kvlint.model.resolve import resolve_model
+
+    return resolve_model(ref, offline=offline, base_dir=base_dir, hub=hub)
+
+
+def size_deployment(
+    dep: Deployment,
+    spec: ModelSpec | None,
+    *,
+    account: Callable[[Settled], EngineEstimate],
+) -> Sizing:
+    """The real sizer (settle, first principles, the engine's accounting), imported lazily."""
+    from kvlint.engines.sizer import size
+
+    return size(dep, spec, account=account)
+
+
+class Seams(NamedTuple):
+    """What a run reads files, resolves models and sizes deployments with."""
+
+    load: Loader = load_file
+    resolve: Resolver = resolve_reference
+    size: Sizer = size_deployment
+
+
+REAL = Seams()
+
+
 @dataclass
 class Run:
     """Per-run state: rule instances, the model resolutions (each reference resolved once) and
-    the sizings (each model and settings sized once)."""
+    the engine accounting (each settled deployment sized once). ``load``, ``resolve`` and
+    ``size`` are the seams a test replaces; by default the real ones, imported on first use."""
 
     registry: Registry
     settings: Settings  # the file being linted's (``per_file``), else the run's
@@ -134,6 +207,13 @@ class Run:
     # Each file's own Settings, from the nearest config (kvlint.config_tree); absent: `settings`.
     per_file: Mapping[Path, Settings] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # code -> "rule X of 'package'"
+    load: Loader = load_file
+    resolve: Resolver = resolve_reference
+    size: Sizer = size_deployment
+
+    def with_seams(self, seams: Seams) -> Run:
+        self.load, self.resolve, self.size = seams
+        return self
 
     def rule(self, cls: type[Rule]) -> Rule:
         key = (id(self.settings), cls.code)  # a rule's options may differ between configs
@@ -195,14 +275,16 @@ def lint_paths(
     *,
     jobs: int = 1,
     force_exclude: bool = False,
+    seams: Seams = REAL,
 ) -> LintResult:
     """Check every file under ``paths``; findings sorted by (path, line, column, code).
 
     ``settings`` serves every file, or a ConfigTree gives each file its nearest config's (every
     config is resolved first, so all their errors are reported together). With ``jobs`` > 1
     and many files, the files are linted across a process pool (``kvlint.parallel``); the
-    result is the same as a serial run's, in the same order."""
-    run, targets = prepare(paths, settings, registry, force_exclude=force_exclude)
+    result is the same as a serial run's, in the same order. ``seams`` replaces the loader, the
+    model resolver or the sizer (tests do)."""
+    run, targets = prepare(paths, settings, registry, force_exclude=force_exclude, seams=seams)
     return lint_targets(run, targets, jobs=jobs)
 
 
@@ -212,6 +294,7 @@ def prepare(
     registry: Registry | None = None,
     *,
     force_exclude: bool = False,
+    seams: Seams = REAL,
 ) -> tuple[Run, list[tuple[Path, str]]]:
     """The run and the files to check (``kvlint.fix`` lints its rounds with the same)."""
     from kvlint.config import Settings
@@ -220,11 +303,12 @@ def prepare(
     if isinstance(settings, Settings):
         fixed = settings
         targets = collect_files(paths, lambda _: fixed, force_exclude=force_exclude)
-        return Run(registry if registry is not None else default_registry(), fixed), targets
+        run = Run(registry if registry is not None else default_registry(), fixed)
+        return run.with_seams(seams), targets
     targets = collect_files(paths, settings.settings_for, force_exclude=force_exclude)
     per_file = settings.settings_of(path for path, _ in targets)
     first = next(iter(per_file.values()), None) or settings.settings_for(Path.cwd())
-    return Run(settings.registry, first, per_file=per_file), targets
+    return Run(settings.registry, first, per_file=per_file).with_seams(seams), targets
 
 
 def lint_stdin(
@@ -289,8 +373,6 @@ def lint_file(run: Run, path: Path, display: str, data: bytes | None = None) -> 
 
 
 def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileResult:
-    from kvlint.deploy.load import load_path
-
     if data is None:
         from kvlint.files import helm_template
 
@@ -303,12 +385,7 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
             problem = InputProblem(UNRECOGNISED, Span(display, 1, 1), message, Severity.INFO)
             return [], _enabled(run, [run.input_problem(problem)], display)
     try:
-        if data is None:
-            loaded = load_path(path, display=display)
-        else:
-            from kvlint.deploy.load import load_bytes
-
-            loaded = load_bytes(data, display=display, json=path.suffix.lower() == ".json")
+        loaded = run.load(path, display, data)
     except KvlintError as exc:
         span = exc.span or Span(display, 1, 1)
         problem = InputProblem("KV901", span, exc.message, Severity.ERROR)
@@ -420,9 +497,6 @@ def _with_defaults(dep: Deployment, settings: Settings) -> Deployment:
 
 def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
     """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
-    from kvlint.model.resolve import HubBudget
-    from kvlint.model.resolve import resolve_model
-
     if dep.model is None:
         return dep, None
     ref = str(dep.model.value)
@@ -432,8 +506,10 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
     if key not in run.models:
         try:
             if run.hub is None:
+                from kvlint.model.resolve import HubBudget
+
                 run.hub = HubBudget()  # one Hub deadline for the whole run, not one per model
-            run.models[key] = resolve_model(
+            run.models[key] = run.resolve(
                 ref, offline=run.settings.offline, base_dir=base_dir, hub=run.hub
             )
         except KvlintError as exc:
@@ -483,7 +559,7 @@ def _check_deployment(
     spec = getattr(resolved, "spec", None)
     findings: list[Finding] = []
     try:
-        sizing = run.sizings.size(dep, spec)
+        sizing = run.size(dep, spec, account=run.sizings.account)
         sized = True
     except Exception as exc:  # an arithmetic bug must not end the run
         message = f"internal error while sizing `{dep.name}`: {_crash(exc)}"

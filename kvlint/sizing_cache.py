@@ -1,72 +1,67 @@
-"""Sizing reused across deployments that run the same model with the same settings, per run.
+"""The engine's accounting reused across deployments that settle the same, per run.
 
-``kvlint.sizing.size`` walks the model's layers several times (first principles, the engine's
-paging, its pipeline stages); a repository often repeats one deployment (a staging and a
-production copy, the replicas of a fleet, every round of ``--fix``). Two deployments share a
-key when they have the same model spec object (one per reference per run) and the same value
-for every field except those that only say where they are written (path, span, name,
-annotations, problems); only the engine defaults' spans are then redone for the new one.
+The accounting walks the model's layers several times (the engine's paging, its pipeline
+stages, first principles); a repository often repeats one deployment (a staging and a
+production copy, the replicas of a fleet, every round of ``--fix``). The settle step runs for
+each deployment (its values carry their own spans, which a finding cites); the accounting of two
+Settled records with the same values, spans aside, is shared: an EngineEstimate holds no span.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 from typing import Any
 
 from kvlint.deployment import Sourced
+from kvlint.finding import Span
 
 if TYPE_CHECKING:
-    from kvlint.deployment import Deployment
-    from kvlint.model.spec import ModelSpec
-    from kvlint.sizing import Sizing
+    from kvlint.estimate import EngineEstimate
+    from kvlint.settled import Settled
 
-# Fields that say where a deployment is written, not what it runs: sizing never reads them.
-PLACE_FIELDS = frozenset({"path", "span", "name", "annotations", "problems"})
 MAX_ENTRIES = 4096  # bounds the memory of a run over a repository of all-different files
 
 
 class SizingCache:
-    """``size(dep, spec)`` remembered per (spec object, settings); a miss computes it."""
+    """``account(settled)`` remembered per settled values; a miss runs the engine's accounting."""
 
-    def __init__(self) -> None:
-        self._entries: dict[Hashable, Sizing] = {}
+    def __init__(self, account: Callable[[Settled], EngineEstimate] | None = None) -> None:
+        self._entries: dict[Hashable, EngineEstimate] = {}
+        self._account = account
         self.hits = 0
 
-    def size(self, dep: Deployment, spec: ModelSpec | None) -> Sizing:
-        from kvlint.sizing import size
-
-        key = sizing_key(dep, spec)
+    def account(self, settled: Settled) -> EngineEstimate:
+        key = settled_key(settled)
         cached = self._entries.get(key) if key is not None else None
-        if cached is None:
-            sizing = size(dep, spec)
-            if key is not None and len(self._entries) < MAX_ENTRIES:
-                self._entries[key] = sizing
-            return sizing
-        self.hits += 1
-        if not cached.defaults:
+        if cached is not None:
+            self.hits += 1
             return cached
-        # The only spans in a Sizing: each engine default is cited at its deployment.
-        defaults = {
-            name: dataclasses.replace(value, span=dep.span)
-            for name, value in cached.defaults.items()
-        }
-        return dataclasses.replace(cached, defaults=defaults)
+        if self._account is None:
+            from kvlint.engines import account
+
+            self._account = account
+        estimate = self._account(settled)
+        if key is not None and len(self._entries) < MAX_ENTRIES:
+            self._entries[key] = estimate
+        return estimate
 
 
-def sizing_key(dep: Deployment, spec: ModelSpec | None) -> Hashable | None:
-    """What sizing depends on, hashable; None when some value cannot be hashed (not cached).
+def settled_key(settled: Settled) -> Hashable | None:
+    """What the accounting depends on, hashable; None when some value cannot be hashed.
 
-    The spec is keyed by identity: the linter resolves each reference once per run, and the
-    cached Sizing holds the spec, so the id cannot be reused while the entry lives."""
+    Spans are left out (they say where a value is written, not what it is). The model spec is
+    a frozen record, compared by value: the settle step makes a new one for a deployment whose
+    overrides change it, so its identity would never match (and could be reused)."""
     try:
         values = tuple(
-            _frozen(getattr(dep, f.name))
-            for f in dataclasses.fields(dep)
-            if f.name not in PLACE_FIELDS
+            (f.name, settled.spec if f.name == "spec" else _frozen(getattr(settled, f.name)))
+            for f in dataclasses.fields(settled)
+            if f.name != "span"
         )
-        key = (id(spec), values)
+        key = (type(settled).__name__, values)
         hash(key)
     except TypeError:
         return None
@@ -76,10 +71,12 @@ def sizing_key(dep: Deployment, spec: ModelSpec | None) -> Hashable | None:
 def _frozen(value: Any) -> Hashable:
     if isinstance(value, Sourced):
         return ("sourced", _frozen(value.value), value.raw, value.default)
+    if isinstance(value, Span):
+        return None
     if isinstance(value, dict):
         return ("dict", tuple((key, _frozen(item)) for key, item in value.items()))
     if isinstance(value, (list, tuple)):
-        return ("seq", tuple(_frozen(item) for item in value))
+        return (type(value).__name__, tuple(_frozen(item) for item in value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (
             type(value).__name__,

@@ -5,48 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
 from kvlint.finding import Fix
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
+from kvlint.sizing import Sizing
 from kvlint.units import format_binary
 from kvlint.units import format_decimal
-
-# How each engine spells the normalised Deployment fields (the names its users will search for).
-_NAMES: dict[str, dict[str, str]] = {
-    "max_num_seqs": {
-        "sglang": "max_running_requests",
-        "llamacpp": "parallel",
-        "tgi": "max_concurrent_requests",
-        "ollama": "OLLAMA_NUM_PARALLEL",
-    },
-    "max_model_len": {
-        "sglang": "context_length",
-        "llamacpp": "ctx_size",
-        "tgi": "max_total_tokens",
-        "ollama": "OLLAMA_CONTEXT_LENGTH",
-    },
-    "memory_fraction": {
-        "vllm": "gpu_memory_utilization",
-        "sglang": "mem_fraction_static",
-        "tgi": "cuda_memory_fraction",
-    },
-    "tensor_parallel_size": {"sglang": "tp_size", "tgi": "num_shard"},
-    "kv_cache_dtype": {"llamacpp": "cache_type_k", "ollama": "OLLAMA_KV_CACHE_TYPE"},
-    "kv_cache_dtype_v": {"llamacpp": "cache_type_v"},
-    "flash_attention": {"llamacpp": "flash_attn", "ollama": "OLLAMA_FLASH_ATTENTION"},
-    "n_gpu_layers": {"llamacpp": "n_gpu_layers"},
-}
-
-ENGINE_NAMES = {
-    "vllm": "vLLM",
-    "sglang": "SGLang",
-    "llamacpp": "llama.cpp",
-    "tgi": "TGI",
-    "ollama": "Ollama",
-}
 
 
 def _scaled(n: float, base: int) -> float:
@@ -91,14 +58,20 @@ def ratio(a: float, b: float) -> str:
     return f"{r:.0f}x" if abs(r - round(r)) < 0.05 else f"{r:.1f}x"
 
 
-def name(dep: Deployment, field: str) -> str:
+def settled(sizing: Sizing) -> Settled:
+    """What the engine runs with (the linter runs model rules only on a settled deployment)."""
+    assert sizing.settled is not None, "a rule that needs the model ran without a settled one"
+    return sizing.settled
+
+
+def name(sizing: Sizing, field: str) -> str:
     """The setting's name as the deployment's engine spells it, in backticks."""
-    spelled = _NAMES.get(field, {}).get(dep.engine.value, field)
-    return f"`{spelled}`"
+    facts = sizing.facts
+    return f"`{facts.spelling(field) if facts is not None else field}`"
 
 
-def engine_name(dep: Deployment) -> str:
-    return ENGINE_NAMES.get(dep.engine.value, dep.engine.value)
+def engine_name(sizing: Sizing) -> str:
+    return sizing.facts.display if sizing.facts is not None else "the engine"
 
 
 def model_name(spec: ModelSpec) -> str:
@@ -122,13 +95,6 @@ def fix(title: str, target: Sourced[Any] | None = None, replacement: str | None 
 def safe_fix(title: str, target: Sourced[Any], replacement: str) -> Fix:
     """A fix that corrects a stated figure and changes nothing the deployment does."""
     return Fix(title, (Edit(target.span, replacement),), Applicability.SAFE)
-
-
-def model_gpus(dep: Deployment) -> int:
-    """GPUs that hold one copy of the model: tensor x pipeline parallel."""
-    tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
-    pp = dep.pipeline_parallel_size.value if dep.pipeline_parallel_size else 1
-    return max(1, tp) * max(1, pp)
 
 
 def truthy(value: Sourced[Any] | None) -> bool | None:
@@ -162,35 +128,11 @@ def percent_off(stated: float, correct: float) -> str:
     return f"{abs(diff):.0%} {'more' if diff > 0 else 'less'}"
 
 
-# Each engine's own spelling of an 8-bit cache: what a fix sets.
-CACHE_8BIT = {
-    "vllm": "fp8",
-    "sglang": "fp8_e4m3",
-    "llamacpp": "q8_0",
-    "tgi": "fp8_e4m3fn",
-    "ollama": "q8_0",
-}
+def cache_8bit(sizing: Sizing) -> str:
+    """The engine's own spelling of an 8-bit cache: what a fix sets."""
+    return sizing.facts.cache_8bit if sizing.facts is not None else "fp8"
 
 
-def version(dep: Deployment) -> tuple[int, ...] | None:
-    """The engine version a file states (``v0.11.0``, an image tag), as numbers."""
-    if dep.engine_version is None:
-        return None
-    found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(dep.engine_version.value))
-    return tuple(int(g) for g in found.groups() if g is not None) if found else None
-
-
-def valid_tp(spec: ModelSpec, tp: int) -> bool:
-    """vLLM's checks: heads divisible by TP, and KV heads by TP or TP by KV heads (the model
-    code asserts ``total_num_kv_heads % tp == 0`` or ``tp % total_num_kv_heads == 0``)."""
-    kv = spec.num_key_value_heads
-    if kv < 1:
-        return spec.num_attention_heads % tp == 0
-    return spec.num_attention_heads % tp == 0 and (kv % tp == 0 if kv >= tp else tp % kv == 0)
-
-
-def cache_setting(dep: Deployment) -> str:
+def cache_setting(sizing: Sizing) -> str:
     """The cache dtype as the deployment sets it, or the engine's default spelling."""
-    if dep.kv_cache_dtype is not None:
-        return str(dep.kv_cache_dtype.value)
-    return "f16" if dep.engine.value in ("llamacpp", "ollama") else "auto"
+    return str(settled(sizing).cache_dtype.value)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from kvlint.arith.dtypes import CacheDtype
-from kvlint.arith.dtypes import resolve_cache_dtype
-from kvlint.arith.kv import CacheTypes
+from kvlint.arith.dtypes import CacheTypes
+from kvlint.arith.dtypes import cache_dtype
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import layer_token_bytes
 from kvlint.deployment import Deployment
@@ -60,17 +60,18 @@ class Verdict(NamedTuple):
     context: int | None = None  # tokens per sequence, for per-sequence figures and GPU counts
 
 
-def weight_bits(dep: Deployment, spec: ModelSpec) -> tuple[float, str] | None:
+def weight_bits(dep: Deployment, sizing: Sizing) -> tuple[float, str] | None:
     """The weights' bits per value and the format's name (AWQ, FP8, Q4_K ...), when quantised.
 
     The bits and name come from the first weight format found in the method, the engine's
     `quantization` or the model id (a compressed-tensors checkpoint is better named by its `FP8`
     id than by its method), else from the checkpoint's quantization_config.
     """
-    quant = spec.quantization
+    spec, settled = sizing.spec, sizing.settled
+    quant = spec.quantization if spec is not None else None
     names = [quant.method] if quant is not None else []
-    if dep.quantization is not None:
-        names.append(str(dep.quantization.value))
+    if settled is not None and settled.quantization is not None:
+        names.append(str(settled.quantization.value))
     if dep.model is not None:
         names.append(str(dep.model.value))
     for text in names:
@@ -113,7 +114,7 @@ def claimed_dtype(dep: Deployment, spec: ModelSpec) -> CacheDtype | None:
                 return bits_dtype(bits, text)
         return None
     try:
-        return resolve_cache_dtype(text, spec.dtype)
+        return cache_dtype(text, spec.dtype)
     except ValueError:
         return None
 
@@ -157,11 +158,15 @@ def contexts(context: int) -> tuple[int, ...]:
     return (context,)
 
 
+def _written(value: Sourced[int] | None) -> int | None:
+    return value.value if value is not None and not value.default else None
+
+
 def plan_context(dep: Deployment, sizing: Sizing) -> int | None:
     """The context a plan's per-sequence figures are at: its claim, else max_model_len."""
     for value in (
         dep.claims.context.value if dep.claims.context else None,
-        dep.max_model_len.value if dep.max_model_len else None,  # -1 is vLLM's "auto"
+        _written(sizing.settled.max_model_len if sizing.settled else None),  # -1: vLLM's auto
         sizing.engine.max_model_len if sizing.engine else None,
     ):
         if isinstance(value, int) and value > 0:
@@ -177,7 +182,7 @@ def verdicts(
     if kv is None or sizing.spec is None:
         return
     actual = kv.types.k
-    weights = weight_bits(dep, sizing.spec)
+    weights = weight_bits(dep, sizing)
     claimed = claimed_dtype(dep, sizing.spec)
     cancel_at = [actual] + ([claimed] if claimed is not None else [])
     quant: list[CacheDtype] = []
@@ -282,15 +287,18 @@ def gpus_needed(
     """GPUs that hold the weights plus the plan's concurrency at its context, a sequence of
     ``n`` tokens costing ``per_sequence(n)``, each GPU filled to the engine's memory fraction."""
     engine, gpu = sizing.engine, sizing.gpu
-    users = dep.claims.concurrency or dep.max_num_seqs
+    settled = sizing.settled
+    users = dep.claims.concurrency or (
+        settled.max_num_seqs
+        if settled is not None and settled.max_num_seqs and not settled.max_num_seqs.default
+        else None
+    )
     context = plan_context(dep, sizing)
     if engine is None or gpu is None or users is None or not context:
         return None
     weights = sizing.spec.weight_bytes if sizing.spec is not None else None
-    if weights is None and engine.weights_bytes is not None:
-        tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
-        pp = dep.pipeline_parallel_size.value if dep.pipeline_parallel_size else 1
-        weights = engine.weights_bytes * tp * pp
+    if weights is None and engine.weights_bytes is not None and settled is not None:
+        weights = engine.weights_bytes * settled.model_gpus
     if weights is None:
         return None
     usable = gpu.total_bytes * (fraction or engine.memory_fraction or 0.9)

@@ -123,7 +123,7 @@ class CancellingHeadDim(Rule):
 
     def _override(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         spec = sizing.spec
-        overrides = dep.hf_overrides
+        overrides = n.settled(sizing).hf_overrides
         if spec is None or overrides is None or not isinstance(overrides.value, dict):
             return
         head_dim = overrides.value.get("head_dim")

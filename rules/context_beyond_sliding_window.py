@@ -56,8 +56,9 @@ class ContextBeyondSlidingWindow(Rule):
         if spec is None:
             return
         claim, label = dep.claims.context, "`context`"
-        if claim is None and n.explicit(dep.max_model_len):
-            claim, label = dep.max_model_len, n.name(dep, "max_model_len")
+        written = n.settled(sizing).max_model_len
+        if claim is None and n.explicit(written):
+            claim, label = written, n.name(sizing, "max_model_len")
         if claim is None:
             return
         local = [layer for layer in spec.layers if layer.kind.bounded and layer.window]

@@ -96,12 +96,12 @@ class EnginePoolBelowFirstPrinciples(Rule):
         assert isinstance(opts, Options)
         if not tokens or not ideal or tokens >= opts.ratio * ideal:
             return
-        tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
+        tp = n.settled(sizing).tensor_parallel_size.value
         if spec.attention_kind != "MLA" and tp > spec.num_key_value_heads:
             return  # replicated KV heads: KV304 reports that, with what it costs
         cause, target, fix = _pool_causes.find(dep, sizing)
         message = (
-            f"{n.engine_name(dep)}'s pool holds {n.count(tokens)} tokens where the same memory "
+            f"{n.engine_name(sizing)}'s pool holds {n.count(tokens)} tokens where the same memory "
             f"holds {n.count(ideal)} at first principles ({n.ratio(ideal, tokens)} fewer): {cause}"
         )
         numbers = (

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.estimate import Refusal
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
@@ -69,62 +72,67 @@ class MaxModelLenExceedsKvPool(Rule):
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         engine = sizing.engine
-        if engine is None or engine.fits is not False:
+        if engine is None or engine.refusal not in (Refusal.ONE_REQUEST, Refusal.CACHE_ALLOCATION):
             return
+        settled = n.settled(sizing)
         available, needed = engine.available_kv_bytes, engine.needed_bytes_one_sequence
-        if available is None or needed is None or available <= 0 or needed <= available:
+        if available is None or needed is None or available <= 0:
             return  # no memory at all is KV303's finding
+        # A cache allocated up front for every slot (llama.cpp's -c over -np slots): one slot
+        # may fit where all of them do not.
+        every_slot = engine.refusal is Refusal.CACHE_ALLOCATION and needed <= available
+        cache = (engine.kv_buffer_bytes or needed) if every_slot else needed
         length = engine.max_model_len
         largest = engine.estimated_max_model_len
         if largest is None:
-            # llama.cpp pads n_ctx to 256 cells (GGML_PAD in src/llama-context.cpp).
-            block = 256 if dep.engine.value == "llamacpp" else engine.block_size or 16
-            largest = available * length // needed // block * block
-        target = dep.max_model_len
-        field = n.name(dep, "max_model_len")
+            block = settled.facts.length_granularity or engine.block_size or 16
+            total = engine.kv_cache_tokens if every_slot and engine.kv_cache_tokens else length
+            largest = available * total // cache // block * block if cache else 0
+        written = settled.max_model_len
+        target: Sourced[Any] | None = written if n.explicit(written) else None
+        field = n.name(sizing, "max_model_len")
         claim = dep.claims.context
         if not n.explicit(target) and claim is not None and claim.value == length:
             target, field = claim, "`context`"
-        refusal = {
-            "vllm": "vLLM will refuse to start",
-            "llamacpp": "llama.cpp fails to allocate its KV buffer",
-        }.get(dep.engine.value, f"{n.engine_name(dep)} cannot hold one full-length request")
+        refusal = settled.facts.one_request_refusal
         severity: Severity | None = None
-        graphs = engine.cudagraph_bytes or 0
-        if (
-            dep.engine.value == "vllm"
-            and dep.engine_version is None
-            and dep.kv_cache_memory_bytes is None
-            and graphs
-            and needed <= available + graphs
-        ):
-            # No image names the release, so the newest was sized; only from 0.21 does vLLM
-            # subtract its CUDA-graph estimate from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_
-            # CUDAGRAPHS, research/engines.md 1a): an older release starts. A default decided
-            # it, so say so, at warning.
-            refusal = (
-                f"vLLM {engine.version} will refuse to start, charging {n.gib2(graphs)} of CUDA "
-                "graphs to the budget (no image names the version; releases before 0.21 do not "
-                "charge them and start)"
-            )
-            severity = Severity.WARNING
+        if engine.caveat is not None:
+            # A default decided it (no file names the version): say so, at warning.
+            refusal, severity = engine.caveat, Severity.WARNING
         estimate = (
             f"; the largest {field} that fits is {largest}"
             if largest > 0
             else "; not even one block fits"
         )
         unset = "" if n.explicit(target) else " (not set: the model's full context)"
-        message = (
-            f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request, "
-            f"more than the {n.gib2(available)} available per GPU: {refusal}{estimate}"
-        )
-        numbers = (
-            ("max_model_len", str(length)),
-            ("needed per GPU, one request", n.gib2(needed)),
-            ("available KV memory per GPU", n.gib2(available)),
-            ("largest max_model_len that fits", str(largest)),
-            ("memory fraction", f"{engine.memory_fraction}" if engine.memory_fraction else "?"),
-        )
+        if every_slot:
+            total = engine.kv_cache_tokens or length
+            message = (
+                f"{field} {total}{unset} holds {round(total / length)} slots of {length} tokens "
+                f"and needs {n.gib2(cache)} of KV cache, more than the {n.gib2(available)} left "
+                f"beside the weights: {refusal}{estimate}"
+            )
+        else:
+            message = (
+                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request, "
+                f"more than the {n.gib2(available)} available per GPU: {refusal}{estimate}"
+            )
+        if every_slot:
+            numbers: tuple[tuple[str, str], ...] = (
+                ("context, every slot", str(engine.kv_cache_tokens or length)),
+                ("context of one slot", str(length)),
+                ("KV cache, every slot", n.gib2(cache)),
+                ("memory beside the weights", n.gib2(available)),
+                ("largest context that fits", str(largest)),
+            )
+        else:
+            numbers = (
+                ("max_model_len", str(length)),
+                ("needed per GPU, one request", n.gib2(needed)),
+                ("available KV memory per GPU", n.gib2(available)),
+                ("largest max_model_len that fits", str(largest)),
+                ("memory fraction", f"{engine.memory_fraction}" if engine.memory_fraction else "?"),
+            )
         span = target.span if target is not None else (dep.model or dep.engine).span
         fix = None
         if largest > 0:

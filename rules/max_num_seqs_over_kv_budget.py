@@ -19,8 +19,6 @@ from . import _stated
 # Engines whose concurrency cap is a number of running sequences drawn from one shared pool;
 # llama.cpp and Ollama carve their slots out of the context, and TGI's
 # `max_concurrent_requests` also counts queued requests (a plan's claim still applies).
-_POOLED = ("vllm", "sglang")
-_CELLS = ("llamacpp", "ollama")
 
 
 class MaxNumSeqsOverKvBudget(Rule):
@@ -81,10 +79,11 @@ class MaxNumSeqsOverKvBudget(Rule):
             return
         if engine.available_kv_bytes <= 0 or not engine.max_model_len:
             return
-        gpus = n.model_gpus(dep)
+        settled = n.settled(sizing)
+        gpus = settled.model_gpus
         pool = engine.available_kv_bytes * gpus
         # What the engine charges one full-length sequence, over every GPU of one model copy.
-        if dep.engine.value in _CELLS:
+        if settled.facts.pool_is_cells:
             # llama.cpp allocates `-c` cells up front: the pool is those cells, not free memory.
             if not engine.kv_cache_tokens:
                 return
@@ -98,8 +97,8 @@ class MaxNumSeqsOverKvBudget(Rule):
             per_seq = kv.per_sequence_bytes(engine.max_model_len)
         if per_seq <= 0:
             return
-        cap = dep.max_num_seqs
-        if n.explicit(cap) and dep.engine.value in _POOLED and cap is not None:
+        cap = settled.max_num_seqs
+        if n.explicit(cap) and settled.facts.pooled_admission and cap is not None:
             # Whole blocks less the null block, as the scheduler admits them (and as
             # `kvlint solve` answers), not the logged concurrency rounded to two decimals.
             if engine.max_concurrency is not None:
@@ -112,14 +111,16 @@ class MaxNumSeqsOverKvBudget(Rule):
                 admitted = pool // per_seq
             if admitted >= 1:
                 context = ("max_model_len", engine.max_model_len)
-                label = n.name(dep, "max_num_seqs")
+                label = n.name(sizing, "max_num_seqs")
                 tokens = engine.kv_cache_tokens
-                yield from self._report(dep, cap, label, context, per_seq, pool, admitted, tokens)
+                yield from self._report(
+                    sizing, cap, label, context, per_seq, pool, admitted, tokens
+                )
         claim = dep.claims.concurrency
         if claim is not None:
-            copies = max(1, dep.data_parallel_size.value if dep.data_parallel_size else 1)
-            if dep.gpu_count is not None and dep.carrier == "plan":
-                copies = max(copies, dep.gpu_count.value // gpus)
+            copies = max(1, settled.data_parallel_size.value)
+            if settled.gpu_count is not None and dep.carrier == "plan":
+                copies = max(copies, settled.gpu_count.value // gpus)
             length = dep.claims.context.value if dep.claims.context else engine.max_model_len
             if length != engine.max_model_len:
                 # Scale first principles by what the engine charges on top (replicated heads,
@@ -130,7 +131,7 @@ class MaxNumSeqsOverKvBudget(Rule):
             field = "context" if dep.claims.context else "max_model_len"
             tokens = engine.kv_cache_tokens * copies if engine.kv_cache_tokens else None
             yield from self._report(
-                dep,
+                sizing,
                 claim,
                 "`concurrency`",
                 (field, length),
@@ -142,7 +143,7 @@ class MaxNumSeqsOverKvBudget(Rule):
 
     def _report(
         self,
-        dep: Deployment,
+        sizing: Sizing,
         value: Sourced[Any],
         label: str,
         context: tuple[str, int],
@@ -155,7 +156,7 @@ class MaxNumSeqsOverKvBudget(Rule):
         if requested <= admitted:
             return
         field, length = context
-        where = "`context`" if field == "context" else n.name(dep, "max_model_len")
+        where = "`context`" if field == "context" else n.name(sizing, "max_model_len")
         held = f" ({n.count(tokens)} tokens)" if tokens else ""
         message = (
             f"{label} {requested} needs {n.gb(requested * per_seq)} of KV cache at {where} "

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 
-from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.arith.dtypes import cache_dtype
 from kvlint.deployment import Deployment
 from kvlint.finding import Problem
 from kvlint.finding import Severity
@@ -115,7 +115,7 @@ class StatedKvMismatch(Rule):
             if v.claim == "kv_pool_tokens":
                 message = (
                     f"`kv_pool_tokens` {n.count(v.stated.value)} matches no computation: "
-                    f"{n.engine_name(dep)}'s pool holds {n.count(v.correct)} tokens of "
+                    f"{n.engine_name(sizing)}'s pool holds {n.count(v.correct)} tokens of "
                     f"{n.model_name(spec)} at {v.dtype} (the stated is {off})"
                 )
                 fix = n.safe_fix(  # correcting a stated figure changes no behaviour
@@ -157,24 +157,25 @@ class StatedKvMismatch(Rule):
         if _stated.is_weight_format(str(claim.value)):
             return
         try:
-            assumed = resolve_cache_dtype(str(claim.value), spec.dtype)
+            assumed = cache_dtype(str(claim.value), spec.dtype)
         except ValueError:
             return
         actual = kv.types.k
         if assumed.bits_per_value == actual.bits_per_value:
             return
-        weights = _stated.weight_bits(dep, spec)
+        weights = _stated.weight_bits(dep, sizing)
         if assumed.quantised and not actual.quantised and weights is not None:
             return  # KV201: the plan's cache follows the quantised weights
-        setting = n.cache_setting(dep)
+        setting = n.cache_setting(sizing)
         right = _stated.per_token(kv)
         wrong = _stated.per_token(_stated.at(kv, assumed))
         message = (
             f"the plan assumes `kv_cache_dtype` `{claim.value}` but "
-            f"{n.name(dep, 'kv_cache_dtype')} is `{setting}` ({actual.name}): the cache is "
+            f"{n.name(sizing, 'kv_cache_dtype')} is `{setting}` ({actual.name}): the cache is "
             f"{n.gib(right)} per token, not {n.gib(wrong)}"
         )
-        fix = n.fix(f"Set `kv_cache_dtype: {claim.value}`", dep.kv_cache_dtype, str(claim.value))
+        target = n.settled(sizing).cache_dtype
+        fix = n.fix(f"Set `kv_cache_dtype: {claim.value}`", target, str(claim.value))
         numbers = (
             ("assumed cache dtype", str(claim.value)),
             ("configured cache dtype", f"{setting} ({actual.name})"),

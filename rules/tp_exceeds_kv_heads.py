@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kvlint.arith.kv import layer_token_bytes
+from kvlint.arith.parallel import tp_problem
 from kvlint.deployment import Deployment
+from kvlint.estimate import Refusal
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
@@ -52,27 +54,32 @@ class TpExceedsKvHeads(Rule):
     fix_availability = FixAvailability.ALWAYS
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        spec, kv, value = sizing.spec, sizing.kv, dep.tensor_parallel_size
-        if spec is None or kv is None or value is None or not n.explicit(value):
+        spec, kv = sizing.spec, sizing.kv
+        value = n.settled(sizing).tensor_parallel_size
+        rules = n.settled(sizing).facts.parallel
+        # A size the engine refuses is reported even when it is the engine's own default (TGI
+        # shards over the pod's GPUs); replication only when a file chose the size.
+        refused = sizing.engine is not None and sizing.engine.refusal is Refusal.LAYOUT
+        if spec is None or kv is None or not (n.explicit(value) or refused):
             return
         tp, heads, kv_heads = int(value.value), spec.num_attention_heads, spec.num_key_value_heads
         if tp <= 1 or spec.attention_kind == "MLA" or kv_heads < 1:
             return
-        label, model = n.name(dep, "tensor_parallel_size"), n.model_name(spec)
-        if not n.valid_tp(spec, tp):
-            best = max(t for t in range(1, tp) if n.valid_tp(spec, t))
+        label, model = n.name(sizing, "tensor_parallel_size"), n.model_name(spec)
+        problem = tp_problem(spec, rules, tp)
+        if problem is not None:
+            best = max(t for t in range(1, tp) if tp_problem(spec, rules, t) is None)
             if heads % tp:
-                what = f"the {heads} attention heads"
+                what = f"does not divide the {heads} attention heads of {model}"
                 quote = (
                     f' ("Total number of attention heads ({heads}) must be divisible by '
                     f'tensor parallel size ({tp}).")'
                 )
+            elif "KV heads" in problem:
+                what, quote = f"does not divide the {kv_heads} KV heads of {model}", ""
             else:
-                what, quote = f"the {kv_heads} KV heads", ""
-            message = (
-                f"{label} {tp} does not divide {what} of {model}: "
-                f"{n.engine_name(dep)} will refuse to start{quote}"
-            )
+                what, quote = f"is refused for {model} ({problem})", ""
+            message = f"{label} {tp} {what}: {n.engine_name(sizing)} will refuse to start{quote}"
             numbers: tuple[tuple[str, str], ...] = (
                 ("tensor parallel size", str(tp)),
                 ("attention heads", str(heads)),
@@ -81,10 +88,10 @@ class TpExceedsKvHeads(Rule):
             fix = n.fix(f"Set {label} to {best}", value, str(best))
             yield Problem(value.span, message, fix, numbers, Severity.ERROR)
             return
-        if tp <= kv_heads or len(spec.layers) == 0:
+        if tp <= kv_heads or len(spec.layers) == 0 or not n.explicit(value):
             return
         length = sizing.engine.max_model_len if sizing.engine else None
-        length = length or (dep.max_model_len.value if dep.max_model_len else 0)
+        length = length or n.settled(sizing).max_model_len.value
         caching = [layer for layer in spec.layers if layer.kind.grows or layer.kind.bounded]
         if not length or length < 0 or not caching:
             return

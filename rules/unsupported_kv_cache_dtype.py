@@ -5,15 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.arith.dtypes import cache_dtype
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
+from kvlint.settled import EngineFacts
+from kvlint.settled import Settled
 from kvlint.sizing import Sizing
+from kvlint.versions import parse_version
+from kvlint.versions import version_label
 
-from . import _engine_dtypes
 from . import _numbers as n
 from . import _stated
 
@@ -74,50 +78,55 @@ class UnsupportedKvCacheDtype(Rule):
     needs_model = False
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        engine = dep.engine.value
+        facts = sizing.facts
+        if facts is None:
+            return
+        # The dtype as the file states it: checked with the model unknown too (nothing settled).
         for field in ("kv_cache_dtype", "kv_cache_dtype_v"):
             value = getattr(dep, field)
             if value is None or _stated.is_weight_format(str(value.value)):
                 continue  # KV201 reports weight formats
-            yield from self._listed(dep, field, value)
-        if engine == "vllm":
-            yield from self._fp8_on_old_gpu(dep, sizing)
-        if engine in ("llamacpp", "ollama"):
-            yield from self._v_without_flash(dep)
+            yield from self._listed(dep, sizing, facts, field, value)
+        settled = sizing.settled
+        if settled is None:
+            return
+        if facts.fp8_cache_needs_sm89:
+            yield from self._fp8_on_old_gpu(settled, sizing)
+        if facts.quantised_v_without_flash is not None:
+            yield from self._v_without_flash(settled, sizing)
+        if settled.cache_note is not None and settled.cache_types is None:
+            yield from self._unsized(settled, sizing)
 
-    def _listed(self, dep: Deployment, field: str, value: Sourced[Any]) -> Iterator[Problem]:
-        engine, text = dep.engine.value, str(value.value).strip().lower()
-        if engine == "vllm":
-            release = n.version(dep)
-            old = release is not None and release < (0, 12)
-            allowed = (
-                _engine_dtypes.VLLM_011
-                if old and text != "float16"
-                else _engine_dtypes.VLLM_CURRENT
-            )
-            label = f"vLLM {'.'.join(map(str, release))}" if release else "vLLM"
-        elif engine in _engine_dtypes.ALLOWED:
-            allowed, label = _engine_dtypes.ALLOWED[engine], n.engine_name(dep)
-        else:
+    def _listed(
+        self,
+        dep: Deployment,
+        sizing: Sizing,
+        facts: EngineFacts,
+        field: str,
+        value: Sourced[Any],
+    ) -> Iterator[Problem]:
+        text = str(value.value).strip().lower()
+        release = parse_version(str(dep.engine_version.value)) if dep.engine_version else None
+        allowed = facts.accepted_cache_dtypes(release)
+        if not allowed or text in allowed or text in facts.unlisted_cache_dtypes:
             return
-        if text in allowed:
-            return
-        fallback = "auto" if "auto" in allowed else allowed[0]
+        label = f"{facts.display} {version_label(release)}" if release else facts.display
+        fallback = facts.default_cache_dtype if facts.default_cache_dtype in allowed else allowed[0]
         message = (
-            f"{n.name(dep, field)} `{value.value}` is not a cache dtype {label} accepts, so it "
+            f"{n.name(sizing, field)} `{value.value}` is not a cache dtype {label} accepts, so it "
             f"will refuse to start; valid: {', '.join(allowed)}"
         )
         numbers = (("setting", str(value.value)), ("engine", label), ("valid", ", ".join(allowed)))
         fix = n.fix(f"Set `{field}: {fallback}`", value, fallback)
         yield Problem(value.span, message, fix, numbers)
 
-    def _fp8_on_old_gpu(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        value, gpu = dep.kv_cache_dtype, sizing.gpu
-        if value is None or str(value.value).lower() not in ("fp8", "fp8_e4m3"):
+    def _fp8_on_old_gpu(self, settled: Settled, sizing: Sizing) -> Iterator[Problem]:
+        value, gpu = settled.cache_dtype, sizing.gpu
+        if value.default or str(value.value).lower() not in ("fp8", "fp8_e4m3"):
             return
         if gpu is None or gpu.vendor != "nvidia" or not gpu.compute_capability:
             return
-        backend = dep.env.get("VLLM_ATTENTION_BACKEND") or dep.settings.get("attention-backend")
+        backend = settled.attention_backend
         if backend is not None and "TRITON" not in str(backend.value).upper():
             return  # FlashInfer converts fp8 in software on Ampere (vllm#24577)
         major, _, minor = gpu.compute_capability.partition(".")
@@ -140,30 +149,51 @@ class UnsupportedKvCacheDtype(Rule):
             numbers,
         )
 
-    def _v_without_flash(self, dep: Deployment) -> Iterator[Problem]:
-        flash = dep.flash_attention or dep.settings.get("flash-attn")
+    def _v_without_flash(self, settled: Settled, sizing: Sizing) -> Iterator[Problem]:
+        flash = settled.flash_attention
         if flash is None or str(flash.value).strip().lower() not in _OFF:
             return
-        if dep.engine.value == "ollama":
-            v_type = dep.kv_cache_dtype
-            effect = "Ollama falls back to an f16 cache, twice the memory the setting meant"
-        else:
-            v_type = dep.kv_cache_dtype_v or dep.settings.get("cache-type-v")
+        falls_back = settled.facts.quantised_v_without_flash == "falls back"
+        if falls_back:
+            # One type for K and V (OLLAMA_KV_CACHE_TYPE); the engine quietly keeps 16 bits.
+            v_type: Sourced[Any] | None = settled.cache_dtype
+            field = "kv_cache_dtype"
             effect = (
-                'llama.cpp refuses to create the context ("quantized V cache requires '
-                'flash_attn to be enabled")'
+                f"{settled.facts.display} falls back to an f16 cache, twice the memory the "
+                "setting meant"
             )
-        if (
-            v_type is None
-            or str(v_type.value).strip().lower() not in _engine_dtypes.QUANTISED_TYPES
-        ):
+            on = "1"
+        else:
+            v_type, field, on = settled.cache_dtype_v, "kv_cache_dtype_v", "on"
+            effect = (
+                f'{settled.facts.display} refuses to create the context ("quantized V cache '
+                'requires flash_attn to be enabled")'
+            )
+        if v_type is None or v_type.default or not _quantised(str(v_type.value)):
             return
-        field = "kv_cache_dtype" if dep.engine.value == "ollama" else "kv_cache_dtype_v"
         message = (
-            f"{n.name(dep, field)} `{v_type.value}` is a quantised V cache, which needs flash "
-            f"attention, but {n.name(dep, 'flash_attention')} is `{flash.value}`: {effect}"
+            f"{n.name(sizing, field)} `{v_type.value}` is a quantised V cache, which needs flash "
+            f"attention, but {n.name(sizing, 'flash_attention')} is `{flash.value}`: {effect}"
         )
-        on = "1" if dep.engine.value == "ollama" else "on"
-        title = f"Turn flash attention on ({n.name(dep, 'flash_attention')} `{on}`)"
+        title = f"Turn flash attention on ({n.name(sizing, 'flash_attention')} `{on}`)"
         numbers = (("V cache type", str(v_type.value)), ("flash attention", str(flash.value)))
         yield Problem(v_type.span, message, n.fix(title, flash, on), numbers)
+
+    def _unsized(self, settled: Settled, sizing: Sizing) -> Iterator[Problem]:
+        """A dtype the engine accepts whose storage kvlint has not read: say which checks did
+        not run, rather than size it as something it is not."""
+        value = settled.cache_dtype
+        message = (
+            f"{n.name(sizing, 'kv_cache_dtype')} `{value.value}`: {settled.cache_note}, so the "
+            "checks of the cache's size did not run"
+        )
+        numbers = (("setting", str(value.value)), ("engine", settled.facts.display))
+        yield Problem(value.span, message, None, numbers, Severity.WARNING)
+
+
+def _quantised(name: str) -> bool:
+    """A cache type of fewer than 16 bits a value (q8_0, q4_0, ...)."""
+    try:
+        return cache_dtype(name, "float16").quantised
+    except ValueError:
+        return False

@@ -71,14 +71,14 @@ class WeightQuantAsCacheQuant(Rule):
     needs_model = False
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        yield from self._settings(dep)
+        yield from self._settings(dep, sizing)
         spec, kv = sizing.spec, sizing.kv
         if spec is None or kv is None:
             return
-        weights = _stated.weight_bits(dep, spec)
+        weights = _stated.weight_bits(dep, sizing)
         label = f" ({_stated.weight_label(weights)})" if weights else ""
-        setting = n.cache_setting(dep)
-        eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
+        setting = n.cache_setting(sizing)
+        eight = n.cache_8bit(sizing)
         claim = dep.claims.kv_cache_dtype
         assumed = _stated.claimed_dtype(dep, spec)
         if claim is not None and assumed is not None and not kv.types.k.quantised:
@@ -86,9 +86,10 @@ class WeightQuantAsCacheQuant(Rule):
             if _stated.is_weight_format(text) or (assumed.quantised and weights is not None):
                 right = _stated.per_token(kv)
                 wrong = _stated.per_token(_stated.at(kv, assumed))
+                field = n.name(sizing, "kv_cache_dtype")
                 message = (
                     f"the plan assumes `kv_cache_dtype` `{text}`, the weights' precision"
-                    f"{label}, but {n.name(dep, 'kv_cache_dtype')} is `{setting}`: the cache stays "
+                    f"{label}, but {field} is `{setting}`: the cache stays "
                     f"{kv.types.k.name}, {n.gib(right)} per token, not {n.gib(wrong)} "
                     f"({n.ratio(right, wrong)})"
                 )
@@ -99,7 +100,8 @@ class WeightQuantAsCacheQuant(Rule):
                     ("per token, configured", n.gib(right)),
                     ("per token, assumed", n.gib(wrong)),
                 )
-                fix = n.fix(f"Set `kv_cache_dtype: {eight}`", dep.kv_cache_dtype, eight)
+                target = n.settled(sizing).cache_dtype
+                fix = n.fix(f"Set `kv_cache_dtype: {eight}`", target, eight)
                 yield Problem(claim.span, message, fix, numbers)
         for v in _stated.verdicts(dep, sizing):
             if v.kind is not _stated.Kind.WEIGHT_QUANT:
@@ -108,7 +110,7 @@ class WeightQuantAsCacheQuant(Rule):
             where = "per token" if v.claim == "kv_per_token" else f"at {v.context} tokens"
             message = (
                 f"`{v.claim}` {n.like(raw, v.stated.value)} is the cache at the weights' "
-                f"precision{label}; with {n.name(dep, 'kv_cache_dtype')} `{setting}` the cache "
+                f"precision{label}; with {n.name(sizing, 'kv_cache_dtype')} `{setting}` the cache "
                 f"is {kv.types.k.name}: {n.like(raw, v.correct)} {where} "
                 f"({n.ratio(v.correct, v.stated.value)})"
             )
@@ -122,16 +124,17 @@ class WeightQuantAsCacheQuant(Rule):
             )
             yield Problem(v.stated.span, message, fix, figures)
 
-    def _settings(self, dep: Deployment) -> Iterator[Problem]:
-        """A weight format written where the engine expects a cache dtype."""
-        eight = n.CACHE_8BIT.get(dep.engine.value, "fp8")
+    def _settings(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+        """A weight format written where the engine expects a cache dtype (read as the file
+        states it: this runs when the model is unknown too, with nothing settled)."""
+        eight = n.cache_8bit(sizing)
         for field in ("kv_cache_dtype", "kv_cache_dtype_v"):
             value = getattr(dep, field)
             if value is None or not _stated.is_weight_format(str(value.value)):
                 continue
             message = (
-                f"{n.name(dep, field)} `{value.value}` is a weight quantisation, not a cache "
-                f"dtype: {n.engine_name(dep)} rejects it, and the cache never follows the "
+                f"{n.name(sizing, field)} `{value.value}` is a weight quantisation, not a cache "
+                f"dtype: {n.engine_name(sizing)} rejects it, and the cache never follows the "
                 f"weights' format"
             )
             numbers = (("setting", f"{value.value}"), ("an 8-bit cache", eight))

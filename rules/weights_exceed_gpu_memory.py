@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kvlint.arith.parallel import tp_problem
 from kvlint.deployment import Deployment
+from kvlint.estimate import Refusal
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
@@ -70,8 +72,14 @@ class WeightsExceedGpuMemory(Rule):
         engine, spec, gpu = sizing.engine, sizing.spec, sizing.gpu
         if engine is None or spec is None or gpu is None:
             return
-        if dep.engine.value == "llamacpp":
-            yield from self._offloaded(dep, sizing)
+        settled = n.settled(sizing)
+        if settled.facts.offloads_layers:
+            yield from self._offloaded(sizing)
+            return
+        if engine.refusal is Refusal.FREE_MEMORY:
+            yield from self._free_memory(sizing)
+            return
+        if engine.refusal not in (Refusal.WEIGHTS, Refusal.NO_CACHE_MEMORY):
             return
         weights, total = engine.weights_bytes, engine.gpu_total_bytes or gpu.total_bytes
         fraction, available = engine.memory_fraction, engine.available_kv_bytes
@@ -79,16 +87,15 @@ class WeightsExceedGpuMemory(Rule):
             return
         budget = total * fraction
         alone = weights > budget
-        if not alone and (available is None or available > 0):
-            return
-        tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
+        tp = settled.tensor_parallel_size.value
         other = 0 if alone else max(0, round(budget) - weights - (available or 0))
         where = (
             f"{n.gb(weights)} per GPU ({n.model_name(spec)}, "
-            f"{n.name(dep, 'tensor_parallel_size')} {tp})"
+            f"{n.name(sizing, 'tensor_parallel_size')} {tp})"
         )
         limit = (
-            f"{n.name(dep, 'memory_fraction')} {fraction:g} of the {gpu.display} ({n.gb(budget)})"
+            f"{n.name(sizing, 'memory_fraction')} {fraction:g} of the {gpu.display} "
+            f"({n.gb(budget)})"
         )
         if alone:
             message = f"the weights need {where}, more than {limit}: loading runs out of memory"
@@ -111,28 +118,52 @@ class WeightsExceedGpuMemory(Rule):
             (
                 t
                 for t in (1, 2, 4, 8, 16)
-                if t > tp and n.valid_tp(spec, t) and total_weights / t + other < 0.9 * budget
+                if t > tp
+                and tp_problem(spec, settled.facts.parallel, t) is None
+                and total_weights / t + other < 0.9 * budget
             ),
             None,
         )
-        target = dep.tensor_parallel_size
+        target = settled.tensor_parallel_size
         if wanted is not None:
             fix = n.fix(
-                f"Raise {n.name(dep, 'tensor_parallel_size')} to {wanted}", target, str(wanted)
+                f"Raise {n.name(sizing, 'tensor_parallel_size')} to {wanted}", target, str(wanted)
             )
         else:
             fix = n.fix("Use a quantised checkpoint or a GPU with more memory")
-        if target is not None and n.explicit(target):
+        fraction_set = settled.memory_fraction
+        if n.explicit(target):
             span = target.span
-        elif dep.memory_fraction is not None and n.explicit(dep.memory_fraction):
-            span = dep.memory_fraction.span
+        elif fraction_set is not None and n.explicit(fraction_set):
+            span = fraction_set.span
         else:
             span = (dep.model or dep.engine).span
         yield Problem(span, message, fix, numbers)
 
-    def _offloaded(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
+    def _free_memory(self, sizing: Sizing) -> Iterator[Problem]:
+        """vLLM's start: the memory free after the CUDA context is below the fraction asked."""
+        engine, settled, gpu = sizing.engine, n.settled(sizing), sizing.gpu
+        assert engine is not None and gpu is not None
+        fraction = settled.memory_fraction
+        if fraction is None:
+            return
+        label = n.name(sizing, "memory_fraction")
+        message = (
+            f"{label} {fraction.value:g} asks for {n.gib2(gpu.total_bytes * fraction.value)} of "
+            f"the {gpu.display}, more than is free once the CUDA context is up: "
+            f'{settled.facts.display} refuses to start ("{engine.error}")'
+        )
+        numbers = (
+            ("memory fraction", f"{fraction.value:g}"),
+            ("GPU memory", n.gib2(gpu.total_bytes)),
+        )
+        title = f"Lower {label} below the share of the GPU free at start"
+        yield Problem(fraction.span, message, n.fix(title), numbers)
+
+    def _offloaded(self, sizing: Sizing) -> Iterator[Problem]:
         """llama.cpp: every layer put on the GPU (`-ngl` at least the layer count) must fit."""
-        engine, spec, gpu, ngl = sizing.engine, sizing.spec, sizing.gpu, dep.n_gpu_layers
+        engine, spec, gpu = sizing.engine, sizing.spec, sizing.gpu
+        ngl = n.settled(sizing).n_gpu_layers
         assert engine is not None and spec is not None and gpu is not None
         if ngl is None or not n.explicit(ngl) or ngl.value < spec.num_layers:
             return
@@ -144,9 +175,9 @@ class WeightsExceedGpuMemory(Rule):
         fits = max(0, int(spec.num_layers * 0.9 * total / (weights + cache)))
         message = (
             f"the weights need {n.gb(weights)} ({n.model_name(spec)}) and "
-            f"{n.name(dep, 'n_gpu_layers')} {ngl.value} puts every layer on the {gpu.display} "
+            f"{n.name(sizing, 'n_gpu_layers')} {ngl.value} puts every layer on the {gpu.display} "
             f"({n.gb(total)}): loading runs out of memory"
         )
         numbers = (("weights", n.gb(weights)), ("KV buffer", n.gb(cache)), ("GPU", n.gb(total)))
-        title = f"Lower {n.name(dep, 'n_gpu_layers')} to {fits} (the rest run on the CPU)"
+        title = f"Lower {n.name(sizing, 'n_gpu_layers')} to {fits} (the rest run on the CPU)"
         yield Problem(ngl.span, message, n.fix(title, ngl, str(fits)), numbers)

@@ -7,13 +7,13 @@ from typing import Any
 from kvlint.deployment import Claims
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.engines.sizer import size
 from kvlint.finding import Problem
 from kvlint.finding import Span
 from kvlint.model.hf import spec_from_config
 from kvlint.model.spec import ModelSpec
 from kvlint.rule import Rule
 from kvlint.sizing import Sizing
-from kvlint.sizing import size
 
 # Minimal config.json subsets of the models the seeds work through (values from the models'
 # published config.json files).

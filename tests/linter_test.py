@@ -3,9 +3,7 @@ own duties (file walk, stamping, isolation, routing, suppression, sorting, exit 
 
 from __future__ import annotations
 
-import sys
 import tempfile
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +25,7 @@ from kvlint.finding import InputProblem
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.linter import Seams
 from kvlint.linter import collect_files
 from kvlint.linter import exit_code
 from kvlint.linter import lint_paths
@@ -97,34 +96,32 @@ def deployment(display: str, model: str = "acme/model-7b") -> Deployment:
 
 
 @pytest.fixture
-def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """Replace the loader, the resolver and the sizer; record their calls."""
+def fakes() -> SimpleNamespace:
+    """A loader, a resolver and a sizer standing in for the real ones (the linter's seams);
+    ``calls`` records what the linter asked of them."""
     calls = SimpleNamespace(resolve=[], load=[])
 
-    def load_path(path: Path, *, display: str | None = None) -> Any:
-        shown = display or str(path)
-        calls.load.append(shown)
+    def load(path: Path, display: str, data: bytes | None) -> Any:
+        calls.load.append(display)
         text = path.read_text()
         if "broken" in path.name:
-            raise KvlintError("mapping values are not allowed here", Span(shown, 2, 7))
+            raise KvlintError("mapping values are not allowed here", Span(display, 2, 7))
         if "crash" in path.name:
             raise RuntimeError("loader bug")
-        problems = [InputProblem("KV905", Span(shown, 5, 1), "not a deployment")]
-        deps = [deployment(shown)]
+        problems = [InputProblem("KV905", Span(display, 5, 1), "not a deployment")]
+        deps = [deployment(display)]
         if "unknown" in path.name:
-            deps = [deployment(shown, model="acme/nope")]
+            deps = [deployment(display, model="acme/nope")]
         if "badmodel" in path.name:
-            deps = [deployment(shown, model="acme/broken")]
+            deps = [deployment(display, model="acme/broken")]
         if "buggy" in path.name:
-            deps = [deployment(shown, model="acme/" + "x" * 300)]
+            deps = [deployment(display, model="acme/" + "x" * 300)]
         if "annotated" in path.name:
-            value = Sourced("KV399: reviewed; KV501", Span(shown, 4, 30, "annotations"))
+            value = Sourced("KV399: reviewed; KV501", Span(display, 4, 30, "annotations"))
             deps[0].annotations["kvlint.dev/ignore"] = value
-        return SimpleNamespace(path=shown, text=text, deployments=deps, problems=problems)
+        return SimpleNamespace(path=display, text=text, deployments=deps, problems=problems)
 
-    def resolve_model(
-        ref: str, *, offline: bool = False, base_dir: Path | None = None, hub: Any = None
-    ) -> Any:
+    def resolve(ref: str, *, offline: bool, base_dir: Path, hub: Any) -> Any:
         calls.resolve.append(ref)
         if ref == "acme/nope":
             raise ModelNotResolved("`acme/nope` is not in the catalog (set HF_HOME)")
@@ -134,18 +131,10 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
             raise RuntimeError("resolver bug")
         return SimpleNamespace(spec=SimpleNamespace(name=ref), origin="catalog", detail="")
 
-    def size(dep: Deployment, spec: Any) -> Sizing:
+    def size(dep: Deployment, spec: Any, *, account: Any) -> Sizing:
         return Sizing(spec=spec, kv=None, gpu=None, engine=None, missing=("GPU type",))
 
-    for name, attrs in {
-        "kvlint.deploy.load": {"load_path": load_path},
-        "kvlint.model.resolve": {"resolve_model": resolve_model, "HubBudget": object},
-    }.items():
-        module = types.ModuleType(name)
-        for key, value in attrs.items():
-            setattr(module, key, value)
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr("kvlint.sizing.size", size, raising=False)
+    calls.seams = Seams(load=load, resolve=resolve, size=size)
     return calls
 
 
@@ -179,7 +168,7 @@ def test_pipeline_stamps_suppresses_isolates_and_sorts(
 ) -> None:
     path = str(write(tmp_path / "vllm.yaml"))
     settings = Settings(Selection(), severities={"KV907": Severity.WARNING})
-    result = lint_paths([path], settings, registry())
+    result = lint_paths([path], settings, registry(), seams=fakes.seams)
     assert lines(result.findings) == [
         f"{path}:1:1: KV399 [info] graver form",
         f"{path}:1:1: KV907 [warning] the files do not give the GPU type: the checks that need it "
@@ -204,7 +193,9 @@ def test_unknown_model_is_kv902_and_skips_model_rules(
 ) -> None:
     first = str(write(tmp_path / "unknown-a.yaml", "model: acme/nope\n"))
     second = str(write(tmp_path / "unknown-b.yaml", "model: acme/nope\n"))
-    result = lint_paths([first, second], Settings(Selection(ignore=("KV905",))), registry())
+    result = lint_paths(
+        [first, second], Settings(Selection(ignore=("KV905",))), registry(), seams=fakes.seams
+    )
     assert fakes.resolve == ["acme/nope"]  # once per reference in a run
     codes = [(f.span.path, f.code) for f in result.findings]
     assert codes == [(first, "KV907"), (first, "KV902"), (second, "KV907"), (second, "KV902")]
@@ -223,7 +214,9 @@ def test_an_unreadable_model_file_is_an_error_and_exits_2(
     tmp_path: Path, fakes: SimpleNamespace
 ) -> None:
     path = str(write(tmp_path / "badmodel.yaml", "model: acme/broken\n"))
-    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    result = lint_paths(
+        [path], Settings(Selection(select=("KV902",))), registry(), seams=fakes.seams
+    )
     (kv902,) = result.findings
     assert kv902.severity is Severity.ERROR
     assert kv902.message == "config.json:1:2: the model config is not valid JSON"
@@ -232,18 +225,24 @@ def test_an_unreadable_model_file_is_an_error_and_exits_2(
 
 def test_the_checks_not_run_follow_the_selection(tmp_path: Path, fakes: SimpleNamespace) -> None:
     path = str(write(tmp_path / "unknown.yaml", "model: acme/nope\n"))
-    result = lint_paths([path], Settings(Selection(select=("KV902", "KV399"))), registry())
+    result = lint_paths(
+        [path], Settings(Selection(select=("KV902", "KV399"))), registry(), seams=fakes.seams
+    )
     assert [f.message for f in result.findings] == [
         "`acme/nope` is not in the catalog (set HF_HOME); not checked without the model: KV399"
     ]
-    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    result = lint_paths(
+        [path], Settings(Selection(select=("KV902",))), registry(), seams=fakes.seams
+    )
     messages = [f.message for f in result.findings]
     assert messages == ["`acme/nope` is not in the catalog (set HF_HOME)"]
 
 
 def test_resolver_bug_is_a_kv902_not_a_crash(tmp_path: Path, fakes: SimpleNamespace) -> None:
     path = str(write(tmp_path / "buggy.yaml"))
-    result = lint_paths([path], Settings(Selection(select=("KV902",))), registry())
+    result = lint_paths(
+        [path], Settings(Selection(select=("KV902",))), registry(), seams=fakes.seams
+    )
     assert lines(result.findings) == [
         f"{path}:1:8: KV902 [error] internal error while resolving the model: "
         "RuntimeError: resolver bug"
@@ -252,18 +251,18 @@ def test_resolver_bug_is_a_kv902_not_a_crash(tmp_path: Path, fakes: SimpleNamesp
 
 def test_model_resolved_once_per_run(tmp_path: Path, fakes: SimpleNamespace) -> None:
     paths = [str(write(tmp_path / f"d{i}" / "vllm.yaml")) for i in range(3)]
-    lint_paths(paths, Settings(Selection()), registry())
+    lint_paths(paths, Settings(Selection()), registry(), seams=fakes.seams)
     assert fakes.resolve == ["acme/model-7b"]  # a hub id: the same from every folder
     (tmp_path / "d0" / "acme" / "model-7b").mkdir(parents=True)  # now a local folder in d0
     fakes.resolve.clear()
-    lint_paths(paths, Settings(Selection()), registry())
+    lint_paths(paths, Settings(Selection()), registry(), seams=fakes.seams)
     assert fakes.resolve == ["acme/model-7b", "acme/model-7b"]  # d0's own, and the hub id
 
 
 def test_loader_errors_become_findings(tmp_path: Path, fakes: SimpleNamespace) -> None:
     broken = str(write(tmp_path / "broken.yaml"))
     crash = str(write(tmp_path / "crash.yaml"))
-    result = lint_paths([broken, crash], Settings(Selection()), registry())
+    result = lint_paths([broken, crash], Settings(Selection()), registry(), seams=fakes.seams)
     assert lines(result.findings) == [
         f"{broken}:2:7: KV901 [error] mapping values are not allowed here",
         f"{crash}:1:1: KV900 [error] internal error while reading the file: "
@@ -280,13 +279,15 @@ def test_selection_and_per_file_ignores(tmp_path: Path, fakes: SimpleNamespace) 
         per_file_ignores=[PerFileIgnore("legacy/*", ("KV907",))],
         base_dir=tmp_path,
     )
-    result = lint_paths([path], Settings(selection), registry())
+    result = lint_paths([path], Settings(selection), registry(), seams=fakes.seams)
     assert [f.code for f in result.findings] == ["KV905"]
 
 
 def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> None:
     path = str(write(tmp_path / "vllm.yaml", TEXT + "# kvlint: disable-file=KV905,KV398\n"))
-    result = lint_paths([path], Settings(Selection(ignore=("KV907",))), registry())
+    result = lint_paths(
+        [path], Settings(Selection(ignore=("KV907",))), registry(), seams=fakes.seams
+    )
     # KV399's "graver form" at 1:1 stays; the line-3 comment's KV398 hit nothing on its line,
     # and the file-wide one neither: KV398's failure is KV908, which a KV398 directive leaves.
     assert [(f.code, f.span.line) for f in result.findings] == [
@@ -296,7 +297,9 @@ def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> 
         ("KV906", 4),
     ]
     annotated = str(write(tmp_path / "annotated.yaml", "model: acme/model-7b\n"))
-    result = lint_paths([annotated], Settings(Selection(ignore=("KV398", "KV905"))), registry())
+    result = lint_paths(
+        [annotated], Settings(Selection(ignore=("KV398", "KV905"))), registry(), seams=fakes.seams
+    )
     assert [f.code for f in result.findings] == ["KV907", "KV906"]
     assert result.findings[1].span == Span(annotated, 4, 30, "annotations")
     assert result.findings[1].message == "`kvlint.dev/ignore: KV501` suppresses nothing"

@@ -1,4 +1,4 @@
-"""The per-run sizing cache: same model and settings sized once, results as a fresh sizing."""
+"""The per-run accounting cache: the same settled values sized once, spans each deployment's."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 from kvlint.deploy.load import load_path
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.engines import settle
+from kvlint.engines.sizer import size
+from kvlint.gpus import lookup_gpu
 from kvlint.model.resolve import resolve_model
-from kvlint.sizing import size
 from kvlint.sizing_cache import SizingCache
-from kvlint.sizing_cache import sizing_key
+from kvlint.sizing_cache import settled_key
 
 # Two copies of one deployment (staging, production), then one with another batch size; no
 # block size or memory fraction given, so the engine defaults (cited at each span) are used.
@@ -39,51 +41,46 @@ def deployments(tmp_path: Path) -> list[Deployment]:
     return [dataclasses.replace(d, gpu=Sourced("H100-80GB", d.span)) for d in deps]
 
 
-def test_a_repeated_deployment_is_sized_once_with_its_own_spans(tmp_path: Path) -> None:
+def test_a_repeated_deployment_is_accounted_once_with_its_own_spans(tmp_path: Path) -> None:
     staging, production, bigger = deployments(tmp_path)
     spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct", offline=True).spec
     cache = SizingCache()
 
-    first = cache.size(staging, spec)
-    second = cache.size(production, spec)
+    first = size(staging, spec, account=cache.account)
+    second = size(production, spec, account=cache.account)
     assert cache.hits == 1
-    assert second == size(production, spec)  # as a fresh sizing, defaults at production's span
-    assert second.kv is first.kv and second.engine is first.engine
-    assert second.defaults, "the case must exercise the engine defaults"
-    assert {v.span for v in second.defaults.values()} == {production.span}
-    assert {v.span for v in first.defaults.values()} == {staging.span}
-    assert production.span != staging.span
+    assert second == size(production, spec)  # as a fresh sizing
+    assert second.engine is first.engine
+    assert first.settled is not None and second.settled is not None
+    # Each deployment's engine defaults are cited at its own document.
+    assert second.settled.memory_fraction is not None and second.settled.memory_fraction.default
+    assert second.settled.memory_fraction.span == production.span
+    assert first.settled.memory_fraction is not None
+    assert first.settled.memory_fraction.span == staging.span != production.span
 
-    third = cache.size(bigger, spec)
+    third = size(bigger, spec, account=cache.account)
     assert cache.hits == 1  # another batch size: sized afresh
     assert third == size(bigger, spec)
 
 
-def test_another_model_object_is_another_key(tmp_path: Path) -> None:
+def test_another_model_is_another_key(tmp_path: Path) -> None:
     staging, _, _ = deployments(tmp_path)
+    gpu = lookup_gpu("H100-80GB")
     spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct", offline=True).spec
     other = resolve_model("Qwen/Qwen2-7B-Instruct", offline=True).spec
-    cache = SizingCache()
-    cache.size(staging, spec)
-    assert cache.size(staging, other) == size(staging, other)
-    assert cache.hits == 0
+    one, two = settle(staging, spec, gpu), settle(staging, other, gpu)
+    assert one is not None and two is not None
+    assert settled_key(one) != settled_key(two)
 
 
 def test_values_of_another_type_are_another_key(tmp_path: Path) -> None:
     staging, _, _ = deployments(tmp_path)
+    spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct", offline=True).spec
+    settled = settle(staging, spec, None)
+    assert settled is not None
     span = staging.span
-    as_bool = dataclasses.replace(staging, settings={"enforce-eager": Sourced(True, span)})
-    as_int = dataclasses.replace(staging, settings={"enforce-eager": Sourced(1, span)})
-    assert sizing_key(as_bool, None) != sizing_key(as_int, None)
-    renamed = dataclasses.replace(as_bool, name="another", path="elsewhere.yaml")
-    assert sizing_key(renamed, None) == sizing_key(as_bool, None)
-
-
-def test_an_unhashable_value_is_not_cached(tmp_path: Path) -> None:
-    staging, _, _ = deployments(tmp_path)
-    odd = dataclasses.replace(staging, settings={"x": Sourced({1, 2}, staging.span)})
-    assert sizing_key(odd, None) is None
-    cache = SizingCache()
-    cache.size(odd, None)
-    cache.size(odd, None)
-    assert cache.hits == 0
+    as_bool = dataclasses.replace(settled, enforce_eager=Sourced(True, span))
+    as_int = dataclasses.replace(settled, enforce_eager=Sourced(1, span))
+    assert settled_key(as_bool) != settled_key(as_int)
+    elsewhere = dataclasses.replace(as_bool, span=span._replace(path="elsewhere.yaml", line=9))
+    assert settled_key(elsewhere) == settled_key(as_bool)

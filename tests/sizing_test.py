@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.sizing import size
+from kvlint.engines.sizer import size
+from kvlint.estimate import Refusal
 from tests.engines.deployments import dense
 from tests.engines.deployments import deployment
 
@@ -46,21 +47,45 @@ def test_no_model() -> None:
 
 def test_defaults_are_recorded_as_sourced_defaults() -> None:
     dep = deployment(gpu="H100", engine_version="0.11.0", max_model_len=8192)
-    sizing = size(dep, dense())
-    assert sizing.defaults["memory_fraction"].value == 0.9
-    assert sizing.defaults["memory_fraction"].default is True
-    assert sizing.defaults["memory_fraction"].span == dep.span
-    assert sizing.defaults["max_num_seqs"].value == 1024  # >= 70 GiB, not an A100
-    assert sizing.defaults["max_num_batched_tokens"].value == 8192
-    assert "max_model_len" not in sizing.defaults  # the file states it
-    assert "engine_version" not in sizing.defaults
-    newest = size(deployment(gpu="L4"), dense())
-    assert newest.defaults["engine_version"].value == "0.33.0"
-    assert newest.defaults["max_model_len"].value == 131072
+    settled = size(dep, dense()).settled
+    assert settled is not None and settled.memory_fraction is not None
+    assert settled.memory_fraction.value == 0.9
+    assert settled.memory_fraction.default is True
+    assert settled.memory_fraction.span == dep.span
+    assert settled.max_num_seqs is not None and settled.max_num_seqs.default
+    assert settled.max_num_seqs.value == 1024  # >= 70 GiB, not an A100
+    assert settled.max_num_batched_tokens is not None
+    assert settled.max_num_batched_tokens.value == 8192
+    assert not settled.max_model_len.default  # the file states it
+    assert not settled.version.default
+    newest = size(deployment(gpu="L4"), dense()).settled
+    assert newest is not None and newest.version.default
+    assert newest.version.value == "0.33.0"
+    assert newest.max_model_len.default and newest.max_model_len.value == 131072
 
 
 def test_llamacpp_defaults() -> None:
-    sizing = size(deployment("llamacpp", max_model_len=8192), dense())
-    assert sizing.defaults["max_num_seqs"].value == 4  # -np auto
-    assert sizing.defaults["kv_cache_dtype"].value == "f16"
-    assert "max_model_len" not in sizing.defaults
+    settled = size(deployment("llamacpp", max_model_len=8192), dense()).settled
+    assert settled is not None and settled.max_num_seqs is not None
+    assert settled.max_num_seqs.default and settled.max_num_seqs.value == 4  # -np auto
+    assert settled.cache_dtype.default and settled.cache_dtype.value == "f16"
+    assert not settled.max_model_len.default
+
+
+def test_overrides_lift_the_length_the_engine_sizes_at() -> None:
+    # The YaRN override of Qwen2.5-7B's model card on vLLM 0.11: 32,768 x 4 positions.
+    dep = deployment(
+        gpu="L4",
+        engine_version="0.11.0",
+        max_model_len=131072,
+        rope_scaling={
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 32768,
+        },
+    )
+    sizing = size(dep, dense(max_len=32768))
+    assert sizing.settled is not None and sizing.settled.derived_max_model_len == 131072
+    assert sizing.spec is not None and sizing.spec.rope_scaling is not None
+    assert sizing.engine is not None and sizing.engine.max_model_len == 131072
+    assert sizing.engine.refusal is not Refusal.BEYOND_POSITIONS

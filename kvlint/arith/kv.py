@@ -8,32 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.arith.dtypes import CacheDtype
-from kvlint.arith.dtypes import resolve_cache_dtype
+from kvlint.arith.dtypes import CacheTypes
+from kvlint.arith.dtypes import cache_types
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
-
-
-@dataclass(frozen=True)
-class CacheTypes:
-    """K and V storage types (llama.cpp sets them apart with ``-ctk`` / ``-ctv``)."""
-
-    k: CacheDtype
-    v: CacheDtype
-    state: CacheDtype  # linear-attention / Mamba state, in the model dtype
-
-    @classmethod
-    def for_model(
-        cls, spec: ModelSpec, cache_dtype: str = "auto", v_dtype: str | None = None
-    ) -> CacheTypes:
-        k = resolve_cache_dtype(cache_dtype, spec.dtype)
-        v = resolve_cache_dtype(v_dtype, spec.dtype) if v_dtype else k
-        return cls(k=k, v=v, state=resolve_cache_dtype("auto", spec.dtype))
-
-    @property
-    def label(self) -> str:
-        return self.k.name if self.k == self.v else f"k={self.k.name},v={self.v.name}"
 
 
 def layer_token_bytes(layer: LayerSpec, types: CacheTypes, kv_heads: int | None = None) -> int:
@@ -44,7 +23,9 @@ def layer_token_bytes(layer: LayerSpec, types: CacheTypes, kv_heads: int | None 
     if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
         return 0
     heads = layer.kv_heads if kv_heads is None else kv_heads
-    return types.k.bytes_for(heads * layer.head_dim_k) + types.v.bytes_for(heads * layer.head_dim_v)
+    k = types.k.bytes_for(heads * layer.head_dim_k, heads)
+    v = types.v.bytes_for(heads * layer.head_dim_v, heads) if layer.head_dim_v else 0
+    return k + v
 
 
 def layer_sequence_bytes(layer: LayerSpec, types: CacheTypes, context: int) -> int:
@@ -118,4 +99,5 @@ class KvSize:
 
 
 def kv_size(spec: ModelSpec, cache_dtype: str = "auto", v_dtype: str | None = None) -> KvSize:
-    return KvSize(spec, CacheTypes.for_model(spec, cache_dtype, v_dtype))
+    """The model's cache at a cache dtype as any engine spells it (``kvlint.arith.dtypes``)."""
+    return KvSize(spec, cache_types(cache_dtype, spec.dtype, v_dtype))

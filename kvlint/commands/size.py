@@ -264,8 +264,8 @@ def _deployment_report(
     args: argparse.Namespace, dep: Deployment, base_dir: pathlib.Path
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One deployment's report, and the problem when its model cannot be resolved."""
+    from kvlint.engines.sizer import size as size_deployment
     from kvlint.model.resolve import resolve_model
-    from kvlint.sizing import size as size_deployment
 
     head: dict[str, Any] = {
         "path": dep.path,

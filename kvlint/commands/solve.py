@@ -145,11 +145,12 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
 
 def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
     """Solve one deployment; KvlintError when its GPU or the asked layout will not do."""
+    from kvlint.arith.parallel import Layout
+    from kvlint.arith.parallel import pp_problem
+    from kvlint.arith.parallel import tp_problem
+    from kvlint.engines import facts
     from kvlint.gpus import known_gpu_names
     from kvlint.gpus import lookup_gpu
-    from kvlint.solve.layout import Layout
-    from kvlint.solve.layout import pp_problem
-    from kvlint.solve.layout import tp_problem
     from kvlint.solve.plan import solve
 
     gpu_name = dep.gpu.value if dep.gpu is not None else None
@@ -164,7 +165,8 @@ def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
     layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
     if layout is not None:
         engine = dep.engine.value
-        problem = tp_problem(spec, engine, layout.tp) or pp_problem(spec, engine, layout.pp)
+        rules = facts(engine).parallel
+        problem = tp_problem(spec, rules, layout.tp) or pp_problem(spec, rules, layout.pp)
         if problem:
             raise KvlintError(f"{label}: {engine} refuses {layout.label}: {problem}")
     return solve(

@@ -1,7 +1,10 @@
 """The serving engines kvlint knows, one home each under ``kvlint/engines/<engine>/``.
 
-``ENGINES`` maps an engine's name to how it spells its settings (its CLI as data); ``estimate``
-runs its own accounting of the KV cache. Each engine's modules are imported on first use.
+Each home is a package that satisfies ``ServingEngine`` (as pre-commit's languages do): its
+facts, how it spells its settings (``spelling``: its CLI as data), its ``settle`` step (what it
+will run with) and its accounting (``account``: what it allocates, or why it refuses). ``HOMES``
+is the one registry; an engine's modules are imported only when a deployment runs it. Adding an
+engine means adding one folder and one line here.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import importlib
 from collections.abc import Iterator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from typing import Protocol
+from typing import cast
 
 if TYPE_CHECKING:
     from kvlint.deploy.interpret import Engine
@@ -17,45 +22,99 @@ if TYPE_CHECKING:
     from kvlint.estimate import EngineEstimate
     from kvlint.gpus import GpuSpec
     from kvlint.model.spec import ModelSpec
+    from kvlint.settled import EngineFacts
+    from kvlint.settled import Settled
 
-# Every engine kvlint reads, in the order reports list them.
-NAMES = ("vllm", "sglang", "llamacpp", "tgi", "ollama")
+
+class ServingEngine(Protocol):
+    """One engine's home (a package under ``kvlint/engines/``)."""
+
+    FACTS: EngineFacts
+
+    def interpreter(self) -> Engine:
+        """Its flags, aliases and environment variables, and how they set Deployment fields."""
+        ...
+
+    def settle(self, dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled:
+        """What it will run with: overrides applied, defaults filled and marked."""
+        ...
+
+    def account(self, settled: Settled) -> EngineEstimate:
+        """What it allocates for the settled deployment, or why it will not start."""
+        ...
+
+
+# name -> the package that is the engine's home, in the order reports list engines.
+HOMES: dict[str, str] = {
+    "vllm": "kvlint.engines.vllm",
+    "sglang": "kvlint.engines.sglang",
+    "llamacpp": "kvlint.engines.llamacpp",
+    "tgi": "kvlint.engines.tgi",
+    "ollama": "kvlint.engines.ollama",
+}
+NAMES = tuple(HOMES)
+_ALIASES = {"llama.cpp": "llamacpp", "llama-cpp": "llamacpp"}
+
+
+def canonical(name: str) -> str:
+    """The registry key of an engine as a file or a flag names it (``llama.cpp`` -> llamacpp)."""
+    key = name.strip().lower()
+    return _ALIASES.get(key, key)
+
+
+def home(name: str) -> ServingEngine:
+    """The home of engine ``name``; KeyError for an engine kvlint does not read."""
+    package = HOMES[canonical(name)]
+    return cast("ServingEngine", importlib.import_module(package))
 
 
 class _Spellings(Mapping[str, "Engine"]):
     """Name -> the engine's CLI as data, each engine's tables imported when first asked for."""
 
     def __getitem__(self, name: str) -> Engine:
-        if name not in NAMES:
+        if name not in HOMES:
             raise KeyError(name)
-        module = importlib.import_module(f"kvlint.engines.{name}.spelling")
-        engine: Engine = module.ENGINE
-        return engine
+        return home(name).interpreter()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(NAMES)
+        return iter(HOMES)
 
     def __len__(self) -> int:
-        return len(NAMES)
+        return len(HOMES)
 
 
 ENGINES: Mapping[str, Engine] = _Spellings()
 
 
-def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
-    """The engine's own numbers for ``dep`` (by ``dep.engine.value``)."""
-    from kvlint.estimate import EngineEstimate
+def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled | None:
+    """What ``dep``'s engine will run with; None for an engine kvlint does not size."""
+    name = canonical(str(dep.engine.value))
+    if name not in HOMES:
+        return None
+    return home(name).settle(dep, spec, gpu)
 
-    engine = dep.engine.value.lower()
-    if engine in ("llama.cpp", "llama-cpp"):
-        engine = "llamacpp"
-    if engine in NAMES:
-        module = importlib.import_module(f"kvlint.engines.{engine}.accounting")
-        result: EngineEstimate = module.estimate(dep, spec, gpu)
-        return result
-    return EngineEstimate(
-        engine=engine,
-        version="",
-        max_model_len=dep.max_model_len.value if dep.max_model_len else 0,
-        missing=(f"{engine} accounting",),
-    )
+
+def account(settled: Settled) -> EngineEstimate:
+    """The engine's own accounting of the settled deployment."""
+    return home(settled.engine).account(settled)
+
+
+def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
+    """Settle ``dep`` and run its engine's accounting (for callers that hold a Deployment)."""
+    settled = settle(dep, spec, gpu)
+    if settled is None:
+        from kvlint.estimate import EngineEstimate
+
+        engine = str(dep.engine.value).lower()
+        return EngineEstimate(
+            engine=engine,
+            version="",
+            max_model_len=dep.max_model_len.value if dep.max_model_len else 0,
+            missing=(f"{engine} accounting",),
+        )
+    return account(settled)
+
+
+def facts(name: str) -> EngineFacts:
+    """What rules and the solver may know of engine ``name`` (its facts module only)."""
+    return home(name).FACTS

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from dataclasses import replace
+from typing import Any
 
+from kvlint.arith.dtypes import CacheTypes
+from kvlint.arith.dtypes import UnknownCacheDtype
+from kvlint.arith.dtypes import UnsizedCacheDtype
+from kvlint.arith.dtypes import cache_types
 from kvlint.deployment import Sourced
+from kvlint.estimate import EngineEstimate
+from kvlint.estimate import Refusal
+from kvlint.finding import Span
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
-
-T = TypeVar("T")
-
-
-def val(sourced: Sourced[T] | None) -> T | None:
-    """The value of an optional setting."""
-    return None if sourced is None else sourced.value
+from kvlint.settled import Settled
 
 
-def flag(sourced: Sourced[bool] | None) -> bool:
-    """A boolean setting, False when unset."""
-    return bool(sourced.value) if sourced is not None else False
+def switch(sourced: Sourced[Any] | None) -> bool:
+    """An on/off setting as engines read it (true / on / 1 / yes), False when unset."""
+    if sourced is None:
+        return False
+    if isinstance(sourced.value, bool):
+        return sourced.value
+    return str(sourced.value).strip().lower() in ("1", "true", "on", "yes", "enabled")
 
 
-def positive(value: int | None, default: int = 1) -> int:
-    """A parallel size: ``default`` when unset or not positive."""
-    return value if value is not None and value > 0 else default
+def parallel_size(sourced: Sourced[int] | None, here: Span) -> Sourced[int]:
+    """A tensor / pipeline / data parallel size as the engine runs it: 1 when unset."""
+    if sourced is not None and sourced.value > 0:
+        return sourced
+    return Sourced(1, sourced.span if sourced is not None else here, default=True)
 
 
 def setting(settings: dict[str, Sourced[object]], *names: str) -> object | None:
@@ -70,3 +78,34 @@ def derived_max_model_len(spec: ModelSpec, version: tuple[int, ...] | None = Non
     if rope.rope_type in _UNSCALED_ROPE or not rope.factor:
         return derived
     return int(derived * rope.factor)
+
+
+def storage(
+    name: str, model_dtype: str, v_name: str | None = None
+) -> tuple[CacheTypes | None, str | None]:
+    """The cache's storage for a dtype as the engine spells it, and a note when kvlint cannot
+    size it. A dtype no engine uses gives (None, None): the engine refuses it at start."""
+    try:
+        return cache_types(name, model_dtype, v_name), None
+    except UnsizedCacheDtype as exc:
+        return None, str(exc)
+    except UnknownCacheDtype:
+        return None, None
+
+
+def computed_dtype(dtype: Sourced[str] | None, spec: ModelSpec) -> str:
+    """The dtype the model runs in: ``--dtype`` when a file sets one, else the config's."""
+    if dtype is None or str(dtype.value).strip().lower() == "auto":
+        return spec.dtype
+    return str(dtype.value)
+
+
+def without_storage(settled: Settled, base: EngineEstimate) -> EngineEstimate:
+    """The estimate when the cache dtype has no storage kvlint knows: the engine refuses a
+    dtype no engine uses (KV202 reports it); one whose layout kvlint has not read is a fact
+    the files leave unknown, and nothing is sized."""
+    name = settled.cache_dtype.value
+    if settled.cache_note is not None:
+        return replace(base, missing=(f"cache storage of `{name}` (not known to kvlint)",))
+    message = f"`{name}` is not a cache dtype {settled.facts.display} accepts"
+    return replace(base, fits=False, error=message, refusal=Refusal.SETTING)

@@ -1,8 +1,6 @@
-"""Engine versions: the newest release of each engine kvlint mirrors, and version parsing."""
+"""The newest release of each engine whose accounting kvlint mirrors."""
 
 from __future__ import annotations
-
-import re
 
 # The newest release of each engine whose accounting kvlint mirrors; a deployment that names
 # no version is sized as this one.
@@ -13,20 +11,3 @@ NEWEST: dict[str, str] = {
     "tgi": "3.3.6",
     "ollama": "0.12.0",
 }
-
-
-def parse_version(text: str | None) -> tuple[int, ...] | None:
-    """``v0.11.0``, ``0.10.1.1``, ``vllm/vllm-openai:v0.11.0``, ``0.19.0rc1`` -> (0, 11, 0).
-
-    None when the text holds no dotted number (``latest``, ``nightly``).
-    """
-    if not text:
-        return None
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-    if match is None:
-        return None
-    return tuple(int(part) for part in match.groups() if part is not None)
-
-
-def version_label(version: tuple[int, ...]) -> str:
-    return ".".join(str(part) for part in version)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.arith.parallel import Layout
 from kvlint.deployment import Deployment
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
@@ -14,7 +15,6 @@ from kvlint.solve.compare import EngineRow
 from kvlint.solve.compare import engines_compare
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
-from kvlint.solve.layout import Layout
 from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlint.arith.kv import kv_size
+from kvlint.arith.parallel import Layout
+from kvlint.arith.parallel import pp_problem
+from kvlint.arith.parallel import tp_problem
 from kvlint.deployment import Deployment
+from kvlint.engines import facts
 from kvlint.errors import KvlintError
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at
-from kvlint.solve.layout import Layout
-from kvlint.solve.layout import pp_problem
-from kvlint.solve.layout import tp_problem
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import default_estimator
 from kvlint.solve.variants import value
@@ -76,9 +77,10 @@ def _engine_layout(engine: str, spec: ModelSpec, layout: Layout) -> tuple[Layout
     if engine == "llamacpp" and layout.tp > 1:
         # No tensor parallelism: the same GPUs split the layers (--split-mode layer).
         split = Layout(1, layout.gpus_per_replica)
-        problem = pp_problem(spec, engine, split.pp)
+        problem = pp_problem(spec, facts(engine).parallel, split.pp)
         return (None, problem) if problem else (split, "layers split over the same GPUs")
-    problem = tp_problem(spec, engine, layout.tp) or pp_problem(spec, engine, layout.pp)
+    rules = facts(engine).parallel
+    problem = tp_problem(spec, rules, layout.tp) or pp_problem(spec, rules, layout.pp)
     return (None, problem) if problem else (layout, "")
 
 
@@ -119,7 +121,8 @@ def engines_compare(
         if shape is None:
             rows.append(EngineRow(engine, version, label, None, None, None, None, note))
             continue
-        cache = "auto" if engine != "llamacpp" else "f16"
+        engine_facts = facts(engine)
+        cache = engine_facts.default_cache_dtype
         if precision is not None:
             spelled = _CACHE_SPELLING[precision].get(engine)
             if spelled is None:
@@ -134,7 +137,8 @@ def engines_compare(
             engine=engine,
             engine_version=version,
             kv_cache_dtype=cache,
-            kv_cache_dtype_v=None,
+            # The same precision for V too, where V's type is a setting of its own (-ctv).
+            kv_cache_dtype_v=cache if engine_facts.v_cache_dtype_apart else None,
             tensor_parallel_size=shape.tp,
             pipeline_parallel_size=shape.pp,
             gpu_count=shape.gpus_per_replica,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from kvlint.arith.kv import kv_size
+from kvlint.arith.parallel import Layout
 from kvlint.deployment import Deployment
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
-from kvlint.solve.layout import Layout
 from kvlint.solve.plot import Chart
 from kvlint.solve.plot import Series
 from kvlint.solve.variants import Estimator

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kvlint.arith.parallel import Layout
+from kvlint.arith.parallel import kv_heads_per_gpu
 from kvlint.deployment import Deployment
+from kvlint.engines import facts
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.solve.capacity import admitted_at
-from kvlint.solve.layout import Layout
-from kvlint.solve.layout import kv_heads_per_gpu
 from kvlint.solve.layout import replica_layouts
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import default_estimator
@@ -108,9 +109,8 @@ def min_gpus(
     need = max(1, concurrency)
     tried: list[ReplicaResult] = []
     best: tuple[tuple[int, int, int, int], Layout, ReplicaResult] | None = None
-    shapes = replica_layouts(
-        spec, dep.engine.value, max_gpus=max_gpus, max_tp=max_tp, any_layout=any_layout
-    )
+    rules = facts(dep.engine.value).parallel
+    shapes = replica_layouts(spec, rules, max_gpus=max_gpus, max_tp=max_tp, any_layout=any_layout)
     for shape in shapes:
         result = replica_at(dep, spec, gpu, shape, context=context, estimator=estimate)
         tried.append(result)

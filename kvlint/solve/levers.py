@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvlint.arith.parallel import Layout
 from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
 from kvlint.estimate import EngineEstimate
@@ -17,7 +18,6 @@ from kvlint.solve.fleet import DEFAULT_MAX_GPUS
 from kvlint.solve.fleet import DEFAULT_MAX_TP
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
-from kvlint.solve.layout import Layout
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import default_estimator
 from kvlint.solve.variants import value

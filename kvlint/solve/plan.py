@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from kvlint.arith.kv import kv_size
+from kvlint.arith.parallel import Layout
+from kvlint.arith.parallel import valid_tps
 from kvlint.deployment import Deployment
+from kvlint.engines import facts
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
@@ -23,8 +26,6 @@ from kvlint.solve.fleet import DEFAULT_MAX_GPUS
 from kvlint.solve.fleet import DEFAULT_MAX_TP
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
-from kvlint.solve.layout import Layout
-from kvlint.solve.layout import valid_tps
 from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
 from kvlint.solve.plot import Chart
@@ -83,7 +84,7 @@ def _replication_note(dep: Deployment, spec: ModelSpec, per_token: int | None) -
     uniform = all(layer.kind is CacheKind.FULL and layer.kv_heads == kv for layer in spec.layers)
     if per_token is None or kv < 1 or not uniform:  # hybrids and MLA: no single figure
         return None
-    beyond = [tp for tp in valid_tps(spec, dep.engine.value, 64) if tp > kv]
+    beyond = [tp for tp in valid_tps(spec, facts(dep.engine.value).parallel, 64) if tp > kv]
     if not beyond:
         return None
     from kvlint.units import format_binary

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from kvlint.arith.parallel import Layout
 from kvlint.estimate import EngineEstimate
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
-from kvlint.solve.layout import Layout
 from kvlint.solve.plan import Plan
 from kvlint.solve.plot import render_text
 from kvlint.units import format_binary

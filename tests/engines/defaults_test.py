@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kvlint.engines.versions import parse_version
 from kvlint.engines.vllm.defaults import vllm_chunked_local_hybrid
 from kvlint.engines.vllm.defaults import vllm_defaults
 from kvlint.engines.vllm.defaults import vllm_version
 from kvlint.gpus import lookup_gpu
+from kvlint.versions import parse_version
 
 
 def test_parse_version() -> None:

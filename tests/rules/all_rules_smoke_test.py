@@ -9,10 +9,10 @@ import pytest
 from kvlint_rules import get_rules
 
 from kvlint.deployment import Sourced
+from kvlint.engines.sizer import size
 from kvlint.finding import Span
 from kvlint.model import catalog
 from kvlint.rule import Rule
-from kvlint.sizing import size
 from testing.rule_builders import deployment
 
 RULES = [rule for rule in get_rules() if rule.code[2] in "1234"]

@@ -4,31 +4,29 @@ from __future__ import annotations
 
 from kvlint_rules.unsupported_kv_cache_dtype import UnsupportedKvCacheDtype
 
-from kvlint.sizing import Sizing
 from testing.rule_builders import LLAMA_31_8B
 from testing.rule_builders import deployment
 from testing.rule_builders import model
 from testing.rule_builders import problems
 
 L8 = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
-BARE = Sizing(L8, None, None, None)
 
 
 def test_dtype_vllm_011_does_not_list() -> None:
     dep = deployment(kv_cache_dtype="nvfp4", engine_version="v0.11.0")
-    [p] = UnsupportedKvCacheDtype().check(dep, BARE)
+    [p] = problems(UnsupportedKvCacheDtype, dep, L8)
     assert p.message == (
         "`kv_cache_dtype` `nvfp4` is not a cache dtype vLLM 0.11.0 accepts, so it will refuse to "
         "start; valid: auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc"
     )
     assert p.fix is not None and p.fix.title == "Set `kv_cache_dtype: auto`"
     # The current release lists it.
-    assert list(UnsupportedKvCacheDtype().check(deployment(kv_cache_dtype="nvfp4"), BARE)) == []
+    assert problems(UnsupportedKvCacheDtype, deployment(kv_cache_dtype="nvfp4"), L8) == []
 
 
 def test_llamacpp_unknown_type() -> None:
     dep = deployment("llamacpp", kv_cache_dtype="q6_0")
-    [p] = UnsupportedKvCacheDtype().check(dep, BARE)
+    [p] = problems(UnsupportedKvCacheDtype, dep, L8)
     assert p.message.startswith("`cache_type_k` `q6_0` is not a cache dtype llama.cpp accepts")
 
 
@@ -49,7 +47,7 @@ def test_quantised_v_without_flash_attention() -> None:
     dep = deployment(
         "llamacpp", kv_cache_dtype="q8_0", kv_cache_dtype_v="q8_0", flash_attention="off"
     )
-    [p] = UnsupportedKvCacheDtype().check(dep, BARE)
+    [p] = problems(UnsupportedKvCacheDtype, dep, L8)
     assert p.span.line == 2  # the V type: the value to change
     assert p.message == (
         "`cache_type_v` `q8_0` is a quantised V cache, which needs flash attention, but "
@@ -58,6 +56,6 @@ def test_quantised_v_without_flash_attention() -> None:
     )
     assert p.fix is not None and [(e.span.line, e.replacement) for e in p.fix.edits] == [(3, "on")]
     auto = deployment("llamacpp", kv_cache_dtype_v="q8_0", flash_attention="auto")
-    assert list(UnsupportedKvCacheDtype().check(auto, BARE)) == []
+    assert problems(UnsupportedKvCacheDtype, auto, L8) == []
     k_only = deployment("llamacpp", kv_cache_dtype="q8_0", flash_attention="off")
-    assert list(UnsupportedKvCacheDtype().check(k_only, BARE)) == []
+    assert problems(UnsupportedKvCacheDtype, k_only, L8) == []

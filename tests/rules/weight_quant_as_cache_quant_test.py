@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint_rules.weight_quant_as_cache_quant import WeightQuantAsCacheQuant
 
 from kvlint.deployment import Sourced
+from kvlint.engines import facts
 from kvlint.finding import Span
 from kvlint.sizing import Sizing
 from testing.rule_builders import AWQ
@@ -48,8 +49,10 @@ def test_fp8_cache_configured_passes() -> None:
 
 def test_weight_format_as_cache_dtype() -> None:
     dep = deployment(kv_cache_dtype="awq")
-    # The setting is reported before any sizing: an engine cannot size a cache dtype it rejects.
-    [p] = WeightQuantAsCacheQuant().check(dep, Sizing(AWQ70, None, None, None))
+    # The setting is reported before any sizing (an engine cannot size a cache dtype it
+    # rejects): with the engine's facts only, as when the model is unknown.
+    unsized = Sizing(AWQ70, None, None, None, facts=facts("vllm"))
+    [p] = WeightQuantAsCacheQuant().check(dep, unsized)
     assert p.message == (
         "`kv_cache_dtype` `awq` is a weight quantisation, not a cache dtype: vLLM rejects it, "
         "and the cache never follows the weights' format"

@@ -12,6 +12,8 @@ import math
 
 import pytest
 
+from kvlint.arith.parallel import Layout
+from kvlint.arith.parallel import stage_layers
 from kvlint.deployment import Deployment
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
@@ -21,8 +23,6 @@ from kvlint.solve.capacity import admitted
 from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.capacity import max_num_seqs_at
 from kvlint.solve.fleet import min_gpus
-from kvlint.solve.layout import Layout
-from kvlint.solve.layout import stage_layers
 from kvlint.solve.variants import cli_deployment
 from kvlint.units import GiB
 

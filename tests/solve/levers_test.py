@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlint.arith.parallel import Layout
 from kvlint.engines import estimate
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import lookup_gpu
@@ -11,7 +12,6 @@ from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.solve import engines_compare
 from kvlint.solve import levers
-from kvlint.solve.layout import Layout
 from kvlint.solve.levers import Lever
 from kvlint.solve.variants import cli_deployment
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from kvlint.arith.parallel import Layout
 from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.solve.curve import POINTS
 from kvlint.solve.curve import kv_chart
-from kvlint.solve.layout import Layout
 from kvlint.solve.plot import Chart
 from kvlint.solve.plot import Series
 from kvlint.solve.plot import format_tokens_short

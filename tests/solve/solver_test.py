@@ -11,21 +11,21 @@ import math
 
 import pytest
 
+from kvlint.arith.parallel import Layout
+from kvlint.arith.parallel import stage_layers
 from kvlint.deployment import Deployment
 from kvlint.engines import estimate
 from kvlint.engines.llamacpp import defaults as llamacpp_defaults
+from kvlint.engines.sizer import size
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
-from kvlint.sizing import size
 from kvlint.solve import admitted_seqs
 from kvlint.solve import largest_max_model_len
 from kvlint.solve import max_model_len_at
 from kvlint.solve import max_num_seqs_at
 from kvlint.solve import min_gpus
-from kvlint.solve.layout import Layout
-from kvlint.solve.layout import stage_layers
 from kvlint.solve.variants import cli_deployment
 
 CONTEXT = 128_000  # "128k": vLLM reads a lower-case k as 1,000

@@ -13,28 +13,22 @@ from dataclasses import dataclass
 from dataclasses import replace
 
 from kvlint.arith.dtypes import CacheDtype
-from kvlint.arith.dtypes import resolve_cache_dtype
-from kvlint.arith.kv import CacheTypes
+from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import weight_breakdown
-from kvlint.deployment import Deployment
 from kvlint.engines.common import ceil_div
-from kvlint.engines.common import flag
 from kvlint.engines.common import head_dims
-from kvlint.engines.common import positive
-from kvlint.engines.common import val
+from kvlint.engines.common import without_storage
 from kvlint.engines.llamacpp import defaults as D
-from kvlint.engines.versions import NEWEST
+from kvlint.engines.llamacpp.effective import LlamaCppSettled
 from kvlint.estimate import EngineEstimate
+from kvlint.estimate import Refusal
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
 from kvlint.units import MiB
-
-# The cache types llama.cpp accepts for -ctk / -ctv (common/arg.cpp kv_cache_types).
-CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 
 def pad(value: int, to: int = D.LLAMACPP_PAD) -> int:
@@ -74,8 +68,7 @@ def settings_for(
     n_ctx: int | None,
     n_parallel: int | None,
     unified: bool | None,
-    type_k: str | None,
-    type_v: str | None,
+    types: CacheTypes,
     swa_full: bool,
     flash_attention: str | None,
     n_ubatch: int | None = None,
@@ -101,15 +94,13 @@ def settings_for(
     else:
         n_ctx_seq = pad(n_ctx // n_parallel)
         n_ctx = n_ctx_seq * n_parallel
-    k = resolve_cache_dtype(type_k or "f16", spec.dtype)
-    v = resolve_cache_dtype(type_v or type_k or "f16", spec.dtype)
     return LlamaCppSettings(
         n_ctx=n_ctx,
         n_ctx_seq=n_ctx_seq,
         n_parallel=n_parallel,
         unified=unified,
-        type_k=k,
-        type_v=v,
+        type_k=types.k,
+        type_v=types.v,
         swa_full=swa_full,
         flash_attention=(flash_attention or "auto").lower(),
         n_ubatch=n_ubatch or D.LLAMACPP_UBATCH,
@@ -137,10 +128,10 @@ def layer_bytes(layer: LayerSpec, s: LlamaCppSettings) -> tuple[int, int]:
         return 4 * layer.state_elements * s.n_parallel, 0
     cells = layer_cells(layer, s)
     head_k, head_v = head_dims(layer)
-    k = s.type_k.bytes_for(layer.kv_heads * head_k) * cells
+    k = s.type_k.bytes_for(layer.kv_heads * head_k, layer.kv_heads) * cells
     if layer.kind is CacheKind.MLA:
         head_v = 0  # the latent serves as K and V (current builds; older ones stored full K/V)
-    v = s.type_v.bytes_for(layer.kv_heads * head_v) * cells
+    v = s.type_v.bytes_for(layer.kv_heads * head_v, layer.kv_heads if head_v else 0) * cells
     return k, v
 
 
@@ -195,8 +186,10 @@ def estimate_with(
     """
     notes = [*notes, *(f"default {d}" for d in s.defaulted)]
     error: str | None = None
+    refusal: Refusal | None = None
     if s.type_v.quantised and s.flash_attention == "off":
         error = "quantized V cache requires flash_attn to be enabled"
+        refusal = Refusal.SETTING
     elif s.type_v.quantised and s.flash_attention == "auto":
         notes.append("enabling flash_attn since it is required for quantized V cache")
     weights = weight_breakdown(spec, quantization).total
@@ -239,6 +232,7 @@ def estimate_with(
             )
         elif error is None:
             fits = False
+            refusal = Refusal.CACHE_ALLOCATION
             error = (
                 f"failed to allocate the KV buffer: {needed / MiB:.2f} MiB per device beside "
                 f"{weights / devices / MiB:.0f} MiB of weights on a "
@@ -277,6 +271,7 @@ def estimate_with(
         needed_bytes_one_sequence=per_token * s.n_ctx_seq,
         first_principles_tokens=first_principles,
         error=error,
+        refusal=refusal,
         kv_buffer_bytes=total_kv,
         notes=tuple(notes),
         defaults=tuple(
@@ -286,39 +281,44 @@ def estimate_with(
     )
 
 
-def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
-    """What ``llama-server`` allocates for ``dep``."""
-    version = val(dep.engine_version) or NEWEST["llamacpp"]
-    s = settings_for(
+def estimate(s: LlamaCppSettled) -> EngineEstimate:
+    """What ``llama-server`` allocates for the settled deployment."""
+    spec = s.spec
+    version = str(s.version.value)
+    if s.cache_types is None:
+        base = EngineEstimate(
+            engine="llamacpp", version=version, max_model_len=s.max_model_len.value
+        )
+        return without_storage(s, base)
+    cells = settings_for(
         spec,
-        n_ctx=val(dep.max_model_len),
-        n_parallel=val(dep.max_num_seqs),
-        unified=val(dep.kv_unified),
-        type_k=val(dep.kv_cache_dtype),
-        type_v=val(dep.kv_cache_dtype_v),
-        swa_full=flag(dep.swa_full),
-        flash_attention=val(dep.flash_attention),
+        n_ctx=s.ctx_size,
+        n_parallel=s.parallel,
+        unified=s.unified,
+        types=s.cache_types,
+        swa_full=s.swa_full,
+        flash_attention=s.flash_attention.value if s.flash_attention is not None else None,
     )
-    notes = [f"llama.cpp {version}" + ("" if dep.engine_version else " (newest known)")]
+    notes = [f"llama.cpp {version}" + ("" if not s.version.default else " (newest known)")]
     filled: list[tuple[str, object]] = []
-    if dep.engine_version is None:
+    if s.version.default:
         filled.append(("engine_version", version))
-    if not val(dep.max_model_len):
-        filled.append(("max_model_len", s.n_ctx))
-    if val(dep.max_num_seqs) is None or (val(dep.max_num_seqs) or 0) < 0:
-        filled.append(("max_num_seqs", s.n_parallel))
-    if dep.kv_cache_dtype is None:
+    if not s.ctx_size:
+        filled.append(("max_model_len", cells.n_ctx))
+    if s.parallel is None or s.parallel < 0:
+        filled.append(("max_num_seqs", cells.n_parallel))
+    if s.cache_dtype.default:
         filled.append(("kv_cache_dtype", "f16"))
     return estimate_with(
         spec,
-        s,
-        gpu,
+        cells,
+        s.gpu,
         engine="llamacpp",
         version=version,
-        gpu_count=positive(val(dep.gpu_count)),
-        quantization=val(dep.quantization),
+        gpu_count=s.gpu_count.value if s.gpu_count is not None and s.gpu_count.value > 0 else 1,
+        quantization=s.quantization.value if s.quantization is not None else None,
         notes=notes,
-        auto_fit=D.llamacpp_auto_fit(val(dep.engine_version)),
-        layers_pinned=dep.n_gpu_layers is not None,
+        auto_fit=s.auto_fit,
+        layers_pinned=s.layers_pinned,
         defaults=tuple(filled),
     )

@@ -10,11 +10,9 @@ from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.llamacpp import flags as llamacpp_flags
+from kvlint.engines.llamacpp.facts import CACHE_TYPES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
-
-# common/arg.cpp kv_cache_types
-CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 SETTINGS = {
     s.name: s

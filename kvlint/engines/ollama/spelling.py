@@ -9,9 +9,7 @@ from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
-
-# OLLAMA_KV_CACHE_TYPE (envconfig): the llama.cpp types Ollama passes through.
-KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")
+from kvlint.engines.ollama.facts import KV_CACHE_TYPES
 
 SETTINGS = {
     s.name: s

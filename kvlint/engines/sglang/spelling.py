@@ -6,19 +6,7 @@ from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
 from kvlint.engines.sglang import flags as sglang_flags
-
-# sglang/srt/arg_groups/fields/model.py (0.5.23); older releases accepted fp8_e5m2/fp8_e4m3 only.
-KV_CACHE_DTYPES = (
-    "auto",
-    "fp8_e5m2",
-    "fp8_e4m3",
-    "mxfp8",
-    "bf16",
-    "bfloat16",
-    "nvfp4",
-    "fp4_mx_block16",
-    "fp4_e2m1",
-)
+from kvlint.engines.sglang.facts import KV_CACHE_DTYPES
 
 SETTINGS = {
     s.name: s

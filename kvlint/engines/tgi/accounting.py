@@ -14,18 +14,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
+from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import weight_bytes_per_gpu
-from kvlint.deployment import Deployment
 from kvlint.engines.common import head_dims
-from kvlint.engines.common import positive
-from kvlint.engines.common import setting
-from kvlint.engines.common import val
-from kvlint.engines.tgi import defaults as D
-from kvlint.engines.versions import NEWEST
-from kvlint.engines.vllm.accounting import cache_types
+from kvlint.engines.common import without_storage
+from kvlint.engines.tgi.effective import TgiSettled
+from kvlint.engines.tgi.facts import FACTS
 from kvlint.estimate import EngineEstimate
-from kvlint.gpus import GpuSpec
+from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
@@ -35,47 +33,57 @@ _CONTEXT_ONE = 0.5 * GiB
 _CONTEXT_SHARDED = 1.0 * GiB
 
 
-def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
-    """What ``text-generation-launcher`` infers for ``dep``."""
-    version = val(dep.engine_version) or NEWEST["tgi"]
-    shards = positive(val(dep.tensor_parallel_size) or val(dep.gpu_count))
-    notes = [f"TGI {version}" + ("" if dep.engine_version else " (newest known)")]
-    attention = dep.env["ATTENTION"].value if "ATTENTION" in dep.env else None
-    block = D.tgi_block_size(attention)
-    fraction = val(dep.memory_fraction)
-    if fraction is None:
-        fraction = D.TGI_CUDA_MEMORY_FRACTION
-    wiggle = D.TGI_WIGGLE_ROOM
-    if "TGI_WIGGLE_ROOM" in dep.env:
-        wiggle = float(dep.env["TGI_WIGGLE_ROOM"].value)
-    types = cache_types(spec, (val(dep.kv_cache_dtype) or "auto").lower(), val(dep.dtype))
+def _token_bytes(spec: ModelSpec, types: CacheTypes, shards: int) -> int:
+    """One token over every layer on one shard (MLA keeps its latent whole on each)."""
     per_token = 0
     for layer in spec.layers:
         if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
             continue
         heads = 1 if layer.kind is CacheKind.MLA else max(1, layer.kv_heads // shards)
         head_k, head_v = head_dims(layer)
-        per_token += types.k.bytes_for(heads * head_k) + types.v.bytes_for(heads * head_v)
-    weights = weight_bytes_per_gpu(
-        spec, tp=shards, quantization=val(dep.quantization), dtype=val(dep.dtype)
-    )
+        per_token += types.k.bytes_for(heads * head_k, heads)
+        per_token += types.v.bytes_for(heads * head_v, heads)
+    return per_token
+
+
+def estimate(s: TgiSettled) -> EngineEstimate:
+    """What ``text-generation-launcher`` infers for the settled deployment."""
+    spec, gpu = s.spec, s.gpu
+    version = str(s.version.value)
+    shards = s.tensor_parallel_size.value
+    notes = list(s.notes)
+    assert s.block_size is not None and s.memory_fraction is not None
+    block = s.block_size.value
+    fraction = s.memory_fraction.value
+    wiggle = s.wiggle_room
+    quantization = s.quantization.value if s.quantization is not None else None
+    dtype = s.dtype.value if s.dtype is not None else None
+    weights = weight_bytes_per_gpu(spec, tp=shards, quantization=quantization, dtype=dtype)
     positions = spec.max_position_embeddings or 4096
     filled: list[tuple[str, object]] = []
-    if dep.engine_version is None:
+    if s.version.default:
         filled.append(("engine_version", version))
-    if dep.memory_fraction is None:
+    if s.memory_fraction.default:
         filled.append(("memory_fraction", fraction))
+    types = s.cache_types
+    per_token = _token_bytes(spec, types, shards) if types is not None else 0
+    asked = None if s.max_model_len.default else s.max_model_len.value
     base = EngineEstimate(
         defaults=tuple(filled),
         engine="tgi",
         version=version,
-        max_model_len=val(dep.max_model_len) or positions,
+        max_model_len=asked or positions,
         memory_fraction=fraction,
         weights_bytes=weights,
         bytes_per_token=per_token,
         block_size=block,
         notes=tuple(notes),
     )
+    if types is None:
+        return without_storage(s, base)
+    problem = tp_problem(spec, FACTS.parallel, shards)
+    if problem is not None:
+        return replace(base, fits=False, error=problem, refusal=Refusal.LAYOUT)
     if gpu is None:
         return replace(base, missing=("GPU type",))
     context = _CONTEXT_SHARDED if shards > 1 else _CONTEXT_ONE
@@ -83,25 +91,29 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
     blocks = max(0, available) // (per_token * block) if per_token else 0
     inferred = blocks * block
     notes.append(f"Setting max batch total tokens to {inferred}")
-    max_total = val(dep.max_model_len)
+    max_total = asked
     if max_total is None:
         max_total = min(inferred, positions)
         notes.append(f"default max_total_tokens {max_total} (min of the budget and the model)")
         filled.append(("max_model_len", max_total))
-    user_batch = setting(dep.settings, "max-batch-total-tokens")
-    if isinstance(user_batch, int):
+    if s.max_batch_total_tokens is not None:
         notes.append(
             "`--max-batch-total-tokens` is deprecated for Flash Attention models: "
-            f"{user_batch} is ignored, the inferred {inferred} applies"
+            f"{s.max_batch_total_tokens} is ignored, the inferred {inferred} applies"
         )
     fits = max_total <= inferred and available > 0
     error = None
+    refusal = None
     if available <= 0:
+        refusal = (
+            Refusal.WEIGHTS if weights > gpu.total_bytes * fraction else Refusal.NO_CACHE_MEMORY
+        )
         error = (
             f"the weights ({weights / GiB:.2f} GiB per shard) leave no memory for the KV cache "
             f"under --cuda-memory-fraction {fraction:g} and TGI_WIGGLE_ROOM {wiggle:g}"
         )
     elif not fits:
+        refusal = Refusal.ONE_REQUEST
         error = f"Not enough memory to handle `max_total_tokens={max_total}`"
     first = KvSize(spec, types).tokens_fitting(max(0, available) * shards)
     return replace(
@@ -116,6 +128,7 @@ def estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEst
         needed_bytes_one_sequence=per_token * max_total,
         first_principles_tokens=first,
         error=error,
+        refusal=refusal,
         notes=tuple(notes),
         defaults=tuple(filled),
     )

@@ -6,6 +6,7 @@ from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
 from kvlint.engines.tgi import flags as tgi_flags
+from kvlint.engines.tgi.facts import KV_CACHE_DTYPES
 
 # launcher/src/main.rs: enum Quantization (clap kebab-case names) and enum KVCacheDtype.
 QUANTIZE = (
@@ -20,7 +21,6 @@ QUANTIZE = (
     "bitsandbytes-fp4",
     "fp8",
 )
-KV_CACHE_DTYPES = ("fp8_e4m3fn", "fp8_e5m2")
 
 SETTINGS = {
     s.name: s

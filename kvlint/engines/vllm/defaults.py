@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlint.engines.versions import NEWEST
-from kvlint.engines.versions import parse_version
 from kvlint.gpus import GpuSpec
 from kvlint.units import GiB
+from kvlint.versions import parse_version
 
 # vLLM PR #38284 ("[Startup][UX] Enable CUDAGraph memory profiling by default", merged
 # 2026-04, "slated for default enablement in v0.21") turned VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kvlint.units import GiB
 
 if TYPE_CHECKING:
-    from kvlint.engines.vllm.accounting import VllmSettings
+    from kvlint.engines.vllm.effective import VllmSettled
     from kvlint.model.spec import ModelSpec
 
 _DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
@@ -25,7 +25,7 @@ def fmt_gib(value: int) -> str:
     return f"{value / GiB:.2f}"
 
 
-def oom_message(s: VllmSettings, needed: int, available: int, estimated: int) -> str:
+def oom_message(s: VllmSettled, needed: int, available: int, estimated: int) -> str:
     if s.old:
         estimated_msg = (
             f"Based on the available memory, the estimated maximum model length is {estimated}."
@@ -33,7 +33,7 @@ def oom_message(s: VllmSettings, needed: int, available: int, estimated: int) ->
             else ""
         )
         return (
-            f"To serve at least one request with the models's max seq len ({s.max_model_len}), "
+            f"To serve at least one request with the models's max seq len ({s.length}), "
             f"({fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
             f"cache memory ({fmt_gib(available)} GiB). {estimated_msg} Try increasing "
             "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
@@ -44,7 +44,7 @@ def oom_message(s: VllmSettings, needed: int, available: int, estimated: int) ->
         else ""
     )
     return (
-        f"To serve at least one request with the model's max seq len ({s.max_model_len}), "
+        f"To serve at least one request with the model's max seq len ({s.length}), "
         f"({fmt_gib(needed)} GiB KV cache is needed, which is larger than the available KV "
         f"cache memory ({fmt_gib(available)} GiB). {estimated_msg}Try increasing "
         "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
@@ -52,7 +52,7 @@ def oom_message(s: VllmSettings, needed: int, available: int, estimated: int) ->
     )
 
 
-def no_memory_message(s: VllmSettings) -> str:
+def no_memory_message(s: VllmSettled) -> str:
     if s.old:
         return (
             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
@@ -65,30 +65,30 @@ def no_memory_message(s: VllmSettings) -> str:
     )
 
 
-def too_long_message(s: VllmSettings, spec: ModelSpec) -> str:
+def too_long_message(s: VllmSettled, spec: ModelSpec) -> str:
     key = spec.max_length_key or "max_position_embeddings"
     return (
-        f"User-specified max_model_len ({s.max_model_len}) is greater than the derived "
+        f"User-specified max_model_len ({s.length}) is greater than the derived "
         f"max_model_len ({key}={s.derived_max_model_len} or model_max_length=None in model's "
         "config.json). To allow overriding this maximum, set the env var "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
     )
 
 
-def free_memory_message(s: VllmSettings, free: int, total: int, requested: int) -> str:
+def free_memory_message(s: VllmSettled, free: int, total: int, requested: int) -> str:
     """``init_device``: the memory free after the CUDA context is below the requested share."""
     return (
         f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
         "is less than desired GPU memory utilization "
-        f"({s.gpu_memory_utilization}, {requested / GiB:.2f} GiB). Decrease GPU "
+        f"({s.fraction}, {requested / GiB:.2f} GiB). Decrease GPU "
         "memory utilization or reduce GPU memory used by other processes."
     )
 
 
-def v0_too_long_message(s: VllmSettings, tokens: int) -> str:
+def v0_too_long_message(s: VllmSettled, tokens: int) -> str:
     """The V0 engine: one sequence of ``max_model_len`` does not fit the cache's tokens."""
     return (
-        f"The model's max seq len ({s.max_model_len}) is larger than the maximum number of "
+        f"The model's max seq len ({s.length}) is larger than the maximum number of "
         f"tokens that can be stored in KV cache ({tokens}). Try increasing "
         "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
-from kvlint.arith.kv import CacheTypes
+from kvlint.arith.dtypes import CacheTypes
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
 from kvlint.model.spec import CacheKind
@@ -121,7 +121,7 @@ def paged_layer(
         return PagedLayer("full", per_token * block_size, block_size)
     heads = max(1, layer.kv_heads // max(1, tp))
     head_k, head_v = head_dims(layer)  # K = V layers still store both
-    per_token = types.k.bytes_for(heads * head_k) + types.v.bytes_for(heads * head_v)
+    per_token = types.k.bytes_for(heads * head_k, heads) + types.v.bytes_for(heads * head_v, heads)
     kind = "full"
     if hybrid_enabled and layer.kind is CacheKind.SLIDING and layer.window:
         kind = "sliding"

@@ -10,16 +10,7 @@ from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.vllm import flags as vllm_flags
-
-# vllm/config/cache.py CacheDType (research/engines.md 1f): 0.11.0's, and 0.33.0's superset.
-KV_CACHE_DTYPES_0_11 = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
-KV_CACHE_DTYPES = (
-    *KV_CACHE_DTYPES_0_11,
-    *("float16", "fp8_ds_mla", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc"),
-    *("turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3"),
-    *("octave_k3v3_compact", "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head"),
-    *("fp8_per_token_head", "nvfp4", "nvfp4_4over6"),
-)
+from kvlint.engines.vllm.facts import KV_CACHE_DTYPES
 
 SETTINGS = {
     s.name: s
@@ -49,6 +40,8 @@ SETTINGS = {
         Setting("hf-overrides", "json", "hf_overrides"),
         Setting("rope-scaling", "json", "rope_scaling"),
         Setting("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "bool", "allow_long_max_model_len"),
+        # GiB of weights per GPU kept in CPU memory: a number in args as in a config file.
+        Setting("cpu-offload-gb", "float"),
     )
 }
 

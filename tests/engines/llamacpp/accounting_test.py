@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.arith.dtypes import cache_types
 from kvlint.engines import estimate
 from kvlint.engines.llamacpp.accounting import kv_buffer
 from kvlint.engines.llamacpp.accounting import settings_for
@@ -81,8 +82,7 @@ def test_deepseek_pre_mla_layout_matches_the_logged_cuda0_buffer() -> None:
         n_ctx=16384,
         n_parallel=8,
         unified=None,
-        type_k="q4_0",
-        type_v="f16",
+        types=cache_types("q4_0", spec.dtype, "f16"),
         swa_full=False,
         flash_attention="auto",
     )
@@ -100,8 +100,7 @@ def test_sliding_layers_get_the_smaller_swa_cache() -> None:
         n_ctx=32768,
         n_parallel=1,
         unified=False,
-        type_k=None,
-        type_v=None,
+        types=cache_types("f16", spec.dtype),
         swa_full=False,
         flash_attention=None,
     )
@@ -113,8 +112,7 @@ def test_sliding_layers_get_the_smaller_swa_cache() -> None:
         n_ctx=32768,
         n_parallel=1,
         unified=False,
-        type_k=None,
-        type_v=None,
+        types=cache_types("f16", spec.dtype),
         swa_full=True,
         flash_attention=None,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.engines import estimate
+from kvlint.estimate import Refusal
 from kvlint.gpus import lookup_gpu
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
@@ -37,11 +38,21 @@ def test_design_reference_qwen2_7b_on_vllm_0_10() -> None:
 
 
 def test_tp_above_kv_heads_replicates() -> None:
-    # 4 KV heads at TP 8: each GPU keeps max(1, 4 // 8) = 1 head, not half a head.
+    # 4 KV heads at TP 8 (32 query heads divide by 8): each GPU keeps max(1, 4 // 8) = 1 head,
+    # not half a head.
+    spec = dense(layers=28, kv_heads=4, heads=32)
     dep = deployment(engine_version="0.11.0", tensor_parallel_size=8, kv_cache_memory_bytes=GiB)
-    est = estimate(dep, QWEN2_7B, None)
+    est = estimate(dep, spec, None)
     assert est.bytes_per_token == 28 * 1 * 256 * 2  # 14 KiB: one head per GPU
     assert est.num_blocks == GiB // (16 * 14336)
+
+
+def test_tp_that_does_not_divide_the_heads_is_refused() -> None:
+    # Qwen2-7B's 28 query heads over TP 8: vLLM refuses the parallel config at start.
+    dep = deployment(engine_version="0.11.0", tensor_parallel_size=8, kv_cache_memory_bytes=GiB)
+    est = estimate(dep, QWEN2_7B, None)
+    assert est.fits is False and est.refusal is Refusal.LAYOUT
+    assert est.error == "28 attention heads do not divide by TP 8"
 
 
 def test_pp_uneven_layers_take_the_fullest_stage() -> None:

@@ -1,0 +1,99 @@
+"""Ollama's settle step: what ``ollama serve`` will run with for one deployment.
+
+The only place kvlint reads Ollama's settings off a Deployment: its ``OLLAMA_*`` environment
+variables (``envconfig``). Ollama runs llama.cpp with ``num_ctx`` x ``num_parallel`` cells, and
+honours ``OLLAMA_KV_CACHE_TYPE`` only with flash attention on: without it the cache stays f16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import storage
+from kvlint.engines.common import switch
+from kvlint.engines.ollama import defaults as D
+from kvlint.engines.ollama.facts import FACTS
+from kvlint.engines.versions import NEWEST
+from kvlint.gpus import GpuSpec
+from kvlint.model.overrides import length_origin
+from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
+from kvlint.versions import parse_version
+
+
+@dataclass(frozen=True)
+class OllamaSettled(Settled):
+    """Ollama's Settled: the cache type it really uses is ``cache_types`` (f16 when the one
+    asked for needs flash attention and it is off); ``cache_dtype`` is what the file asks."""
+
+    flash: bool = False
+
+
+def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> OllamaSettled:
+    """What Ollama will run with for ``dep`` serving ``spec`` on ``gpu``."""
+    here = dep.span
+    version = dep.engine_version or Sourced(NEWEST["ollama"], here, default=True)
+    notes: list[str] = []
+    num_ctx = dep.max_model_len
+    if not (num_ctx and num_ctx.value):
+        num_ctx = Sourced(D.OLLAMA_CONTEXT_LENGTH, here, default=True)
+        notes.append(f"default OLLAMA_CONTEXT_LENGTH {num_ctx.value}")
+    num_parallel = dep.max_num_seqs
+    if not (num_parallel and num_parallel.value):
+        num_parallel = Sourced(D.OLLAMA_NUM_PARALLEL, here, default=True)
+        notes.append(f"default OLLAMA_NUM_PARALLEL {num_parallel.value}")
+    flash_value = dep.flash_attention or dep.env.get("OLLAMA_FLASH_ATTENTION")
+    flash = switch(flash_value)
+    asked = dep.kv_cache_dtype
+    cache_dtype = (
+        Sourced(str(asked.value).lower(), asked.span, asked.raw)
+        if asked is not None
+        else Sourced(D.OLLAMA_KV_CACHE_TYPE, here, default=True)
+    )
+    used = cache_dtype.value
+    cache_note = None
+    if used != "f16" and not flash:
+        cache_note = f"OLLAMA_KV_CACHE_TYPE {used} needs OLLAMA_FLASH_ATTENTION=1: Ollama uses f16"
+        notes.append(cache_note)
+        used = "f16"
+    types, unsized = storage(used, spec.dtype)
+    cache_note = unsized or cache_note
+    derived = derived_max_model_len(spec)
+    return OllamaSettled(
+        engine="ollama",
+        facts=FACTS,
+        span=here,
+        version=version,
+        version_numbers=parse_version(str(version.value)),
+        version_assumed=dep.engine_version is None,
+        spec=spec,
+        gpu=gpu,
+        gpu_count=dep.gpu_count,
+        max_model_len=num_ctx,
+        derived_max_model_len=derived,
+        length_origin=length_origin(spec, derived),
+        allow_long=None,
+        max_num_seqs=num_parallel,
+        max_num_batched_tokens=None,
+        memory_fraction=None,
+        kv_cache_memory_bytes=None,
+        cache_dtype=cache_dtype,
+        cache_dtype_v=None,
+        cache_types=types,
+        tensor_parallel_size=Sourced(1, here, default=True),
+        pipeline_parallel_size=Sourced(1, here, default=True),
+        data_parallel_size=Sourced(1, here, default=True),
+        block_size=None,
+        enforce_eager=None,
+        quantization=dep.quantization,
+        dtype=dep.dtype,
+        flash_attention=Sourced("on" if flash else "off", flash_value.span, flash_value.raw)
+        if flash_value is not None
+        else None,
+        cache_note=cache_note,
+        notes=tuple(notes),
+        flash=flash,
+    )

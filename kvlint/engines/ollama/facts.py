@@ -1,0 +1,28 @@
+"""What rules may say about Ollama without asking which engine it is."""
+
+from __future__ import annotations
+
+from kvlint.arith.parallel import ParallelRules
+from kvlint.settled import EngineFacts
+
+# OLLAMA_KV_CACHE_TYPE (envconfig): the llama.cpp types Ollama passes through.
+KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")
+
+FACTS = EngineFacts(
+    name="ollama",
+    display="Ollama",
+    spellings=(
+        ("max_num_seqs", "OLLAMA_NUM_PARALLEL"),
+        ("max_model_len", "OLLAMA_CONTEXT_LENGTH"),
+        ("kv_cache_dtype", "OLLAMA_KV_CACHE_TYPE"),
+        ("flash_attention", "OLLAMA_FLASH_ATTENTION"),
+    ),
+    cache_8bit="q8_0",
+    default_cache_dtype="f16",
+    pool_is_cells=True,
+    one_request_refusal="Ollama cannot hold one full-length request",
+    quantised_v_without_flash="falls back",
+    memory_pool=False,
+    cache_dtype_releases=(((0,), KV_CACHE_TYPES),),
+    parallel=ParallelRules("ollama", tensor=False, pipeline=False),
+)

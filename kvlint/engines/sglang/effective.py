@@ -1,0 +1,132 @@
+"""SGLang's settle step: what ``sglang.launch_server`` will run with for one deployment.
+
+The only place kvlint reads SGLang's settings off a Deployment: the typed fields its flag table
+fills and the flags without a field (``--enable-dp-attention``, ``--disable-hybrid-swa-memory``,
+``--swa-full-tokens-ratio``, ``--max-total-tokens``). ``--json-model-override-args`` is applied
+to the model; the defaults of SGLang 0.5.23 are filled in (``research/engines.md`` section 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.engines.common import computed_dtype
+from kvlint.engines.common import parallel_size
+from kvlint.engines.common import setting
+from kvlint.engines.common import storage
+from kvlint.engines.common import switch
+from kvlint.engines.sglang import defaults as D
+from kvlint.engines.sglang.facts import FACTS
+from kvlint.engines.versions import NEWEST
+from kvlint.gpus import GpuSpec
+from kvlint.model.overrides import length_origin
+from kvlint.model.overrides import with_length_overrides
+from kvlint.model.spec import ModelSpec
+from kvlint.settled import PoolSwitch
+from kvlint.settled import Settled
+from kvlint.versions import parse_version
+
+
+@dataclass(frozen=True)
+class SglangSettled(Settled):
+    """SGLang's Settled, with what only its accounting reads."""
+
+    dp_attention: int = 0  # data-parallel attention ranks (--enable-dp-attention), else 0
+    hybrid_swa: bool = True  # a separate pool for sliding-window layers (not disabled)
+    swa_full_tokens_ratio: float = D.SGLANG_SWA_FULL_TOKENS_RATIO
+    max_total_tokens: int | None = None  # --max-total-tokens: can only lower the pool
+    sparse_mla: bool = False  # DeepSeek sparse attention's fp8 latent and indexer keys
+
+
+def context_length(spec: ModelSpec) -> int:
+    """``_derive_context_length``: the first length key, times the RoPE factor unless the
+    scaling carries ``original_max_position_embeddings`` or is llama3."""
+    derived = spec.max_position_embeddings or 2048
+    rope = spec.rope_scaling
+    if rope is None or not rope.factor:
+        return derived
+    if rope.original_max_position_embeddings or rope.rope_type == "llama3":
+        return derived
+    return int(derived * rope.factor)
+
+
+SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
+
+
+def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> SglangSettled:
+    """What SGLang will run with for ``dep`` serving ``spec`` on ``gpu``."""
+    here = dep.span
+    version = dep.engine_version or Sourced(NEWEST["sglang"], here, default=True)
+    spec = with_length_overrides(spec, dep.hf_overrides.value if dep.hf_overrides else None)
+    derived = context_length(spec)
+    notes = [f"SGLang {version.value}" + ("" if dep.engine_version else " (newest known)")]
+    context = dep.max_model_len
+    if not (context and context.value):
+        context = Sourced(derived, here, default=True)
+        notes.append(f"default context length {context.value:,} (the model's)")
+    tp = parallel_size(dep.tensor_parallel_size, here)
+    pp = parallel_size(dep.pipeline_parallel_size, here)
+    dp = parallel_size(dep.data_parallel_size, here)
+    dp_attention = dp.value if setting(dep.settings, "enable-dp-attention") else 0
+    total = gpu.total_bytes if gpu is not None else None
+    fraction = dep.memory_fraction
+    if fraction is None:
+        value = D.sglang_mem_fraction_static(total, tp.value, pp.value, dp_attention)
+        fraction = Sourced(value, here, default=True)
+        notes.append(f"default mem_fraction_static {value:g}")
+    cache = dep.kv_cache_dtype
+    cache_dtype = (
+        Sourced(str(cache.value).lower(), cache.span, cache.raw)
+        if cache is not None
+        else Sourced("auto", here, default=True)
+    )
+    # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
+    types, cache_note = storage(cache_dtype.value, computed_dtype(dep.dtype, spec))
+    disable_swa = dep.settings.get("disable-hybrid-swa-memory")
+    switches: tuple[PoolSwitch, ...] = ()
+    if disable_swa is not None and switch(disable_swa):
+        switches = (
+            PoolSwitch("disable_hybrid_swa_memory", disable_swa, "the hybrid SWA pool is disabled"),
+        )
+    ratio = setting(dep.settings, "swa-full-tokens-ratio")
+    user_total = setting(dep.settings, "max-total-tokens")
+    return SglangSettled(
+        engine="sglang",
+        facts=FACTS,
+        span=here,
+        version=version,
+        version_numbers=parse_version(str(version.value)),
+        version_assumed=dep.engine_version is None,
+        spec=spec,
+        gpu=gpu,
+        gpu_count=dep.gpu_count,
+        max_model_len=context,
+        derived_max_model_len=derived,
+        length_origin=length_origin(spec, derived),
+        allow_long=dep.allow_long_max_model_len,
+        max_num_seqs=dep.max_num_seqs,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        memory_fraction=fraction,
+        kv_cache_memory_bytes=None,
+        cache_dtype=cache_dtype,
+        cache_dtype_v=None,
+        cache_types=types,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        data_parallel_size=dp,
+        block_size=dep.block_size or Sourced(D.SGLANG_PAGE_SIZE, here, default=True),
+        enforce_eager=dep.enforce_eager,
+        quantization=dep.quantization,
+        dtype=dep.dtype,
+        hf_overrides=dep.hf_overrides,
+        pool_switches=switches,
+        cache_note=cache_note,
+        notes=tuple(notes),
+        dp_attention=dp_attention,
+        hybrid_swa=not switches,
+        swa_full_tokens_ratio=float(str(ratio)) if ratio else D.SGLANG_SWA_FULL_TOKENS_RATIO,
+        max_total_tokens=user_total if isinstance(user_total, int) else None,
+        sparse_mla=spec.model_type in SPARSE_MLA_MODEL_TYPES and cache is None,
+    )

@@ -1,0 +1,276 @@
+"""vLLM's settle step: what ``vllm serve`` will run with for one deployment.
+
+The only place kvlint reads vLLM's settings off a Deployment: the typed fields its flag table
+fills, the few settings that have no field (``--cpu-offload-gb``, ``--attention-backend``) and
+the environment variables vLLM reads (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``, the chunked-local
+switch, ``VLLM_ATTENTION_BACKEND``). Overrides are applied to the model, vLLM's defaults for
+the version and GPU filled in (``vllm/engine/arg_utils.py``, ``vllm/config/cache.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.engines.common import computed_dtype
+from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import parallel_size
+from kvlint.engines.common import setting
+from kvlint.engines.common import storage
+from kvlint.engines.common import switch
+from kvlint.engines.vllm import defaults as D
+from kvlint.engines.vllm.facts import FACTS
+from kvlint.gpus import GpuSpec
+from kvlint.model.overrides import length_origin
+from kvlint.model.overrides import with_length_overrides
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import ModelSpec
+from kvlint.settled import PoolSwitch
+from kvlint.settled import Settled
+from kvlint.units import INT64_MAX
+from kvlint.units import GiB
+from kvlint.versions import version_label
+
+# DeepSeek sparse attention (V3.2): "Some models (namely DeepSeekV3.2) default to fp8"
+# (vllm/config/cache.py docstring); its cache is an fp8 latent plus the indexer's keys.
+SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
+
+# vLLM PR #43308: Gemma-4-31B on an A100 80GB with the same ~50 GB of KV memory held ~55k
+# tokens on 0.20.0 (all 60 layers at full length) and ~525k on 0.21.0.
+GEMMA4_HYBRID_SINCE = (0, 21)
+
+
+@dataclass(frozen=True)
+class VllmSettled(Settled):
+    """vLLM's Settled, with what only its accounting reads."""
+
+    hybrid_kv_cache: bool = True  # the hybrid allocator pages windowed layers by their window
+    # Why vLLM turns the hybrid allocator off although no setting asks: "chunked" (chunked-local
+    # attention without its environment switch), "release" (Gemma 4 before 0.21), or None.
+    hybrid_off_by_default: str | None = None
+    auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
+    num_gpu_blocks_override: int | None = None
+    defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        assert self.version_numbers is not None  # vLLM versions always parse (or default)
+        return self.version_numbers
+
+    @property
+    def old(self) -> bool:
+        """The 0.11 accounting (no CUDA-graph term, two capacity lines)."""
+        return self.numbers < D.VLLM_CUDAGRAPH_PROFILING_SINCE
+
+    @property
+    def v0(self) -> bool:
+        """The V0 engine (before 0.8, where V1 became the default)."""
+        return self.numbers < (0, 8)
+
+    @property
+    def tp(self) -> int:
+        return self.tensor_parallel_size.value
+
+    @property
+    def pp(self) -> int:
+        return self.pipeline_parallel_size.value
+
+    @property
+    def length(self) -> int:
+        return self.max_model_len.value
+
+    @property
+    def fraction(self) -> float:
+        """``gpu_memory_utilization`` as set or defaulted (also when kv_cache_memory_bytes
+        replaces it: the free-memory check at start still compares with it)."""
+        return self.memory_fraction.value if self.memory_fraction is not None else 0.9
+
+    @property
+    def seqs(self) -> int:
+        assert self.max_num_seqs is not None
+        return self.max_num_seqs.value
+
+    @property
+    def batched(self) -> int:
+        assert self.max_num_batched_tokens is not None
+        return self.max_num_batched_tokens.value
+
+    @property
+    def in_flight(self) -> int:
+        """Tokens scheduled ahead of a sliding window (``max_in_flight_tokens``)."""
+        if self.old:
+            return self.batched
+        batches = self.pp if self.pp > 1 else 2  # async scheduling on V1: 2 batches in flight
+        return batches * self.batched
+
+
+def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
+    """What vLLM will run with for ``dep`` serving ``spec`` on ``gpu``."""
+    here = dep.span
+    written = dep.engine_version
+    numbers, assumed = D.vllm_version(written.value if written else None)
+    version = written or Sourced(version_label(numbers), here, default=True)
+    defaults = D.vllm_defaults(numbers, gpu)
+    defaulted: list[str] = []
+    spec = with_length_overrides(
+        spec,
+        dep.hf_overrides.value if dep.hf_overrides else None,
+        dep.rope_scaling.value if dep.rope_scaling else None,
+    )
+    derived = derived_max_model_len(spec, numbers)
+
+    asked = dep.max_model_len
+    auto = asked is not None and (asked.value < 0 or (asked.raw or "").strip().lower() == "auto")
+    max_model_len: Sourced[int]
+    if asked is None or asked.value <= 0:
+        max_model_len = Sourced(derived, here, default=True)
+        defaulted.append(f"max_model_len {derived:,} (the model's)")
+    else:
+        max_model_len = asked
+
+    has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
+    block_size = dep.block_size or Sourced(
+        D.vllm_block_size(has_mla, numbers, gpu), here, default=True
+    )
+    cache_dtype = dep.kv_cache_dtype
+    if cache_dtype is not None:
+        cache_dtype = Sourced(str(cache_dtype.value).lower(), cache_dtype.span, cache_dtype.raw)
+    elif spec.model_type in SPARSE_MLA_MODEL_TYPES:
+        cache_dtype = Sourced("fp8_ds_mla", here, default=True)
+        defaulted.append("kv_cache_dtype fp8_ds_mla (DeepSeek sparse attention's default)")
+    else:
+        cache_dtype = Sourced("auto", here, default=True)
+
+    fraction = dep.memory_fraction
+    if fraction is None:
+        fraction = Sourced(defaults.gpu_memory_utilization, here, default=True)
+        defaulted.append(f"gpu_memory_utilization {fraction.value:g}")
+    seqs = dep.max_num_seqs
+    if seqs is None:
+        seqs = Sourced(defaults.max_num_seqs, here, default=True)
+        defaulted.append(f"max_num_seqs {seqs.value}")
+    batched = dep.max_num_batched_tokens
+    if batched is None:
+        value = defaults.max_num_batched_tokens
+        if numbers < (0, 8) and max_model_len.value <= 32768:
+            # V0: chunked prefill is off up to 32K, so a batch holds a whole prompt.
+            value = max(max_model_len.value, value)
+        batched = Sourced(value, here, default=True)
+        defaulted.append(f"max_num_batched_tokens {value}")
+
+    hybrid = not switch(dep.disable_hybrid_kv_cache_manager)
+    off_by_default: str | None = None
+    if hybrid and any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
+        # Chunked-local attention and the hybrid manager, by release (vllm/config/vllm.py;
+        # defaults.vllm_chunked_local_hybrid says which releases turn it off by default).
+        allow = dep.env.get(D.CHUNKED_LOCAL_ENV)
+        if not D.vllm_chunked_local_hybrid(numbers, allow.value if allow else None):
+            hybrid, off_by_default = False, "chunked"
+            defaulted.append(
+                f"hybrid KV cache off for chunked attention ({D.CHUNKED_LOCAL_ENV} unset or 0)"
+            )
+    if switch(dep.disable_sliding_window):
+        hybrid, off_by_default = False, None
+    if hybrid and spec.model_type.startswith("gemma4") and numbers < GEMMA4_HYBRID_SINCE:
+        hybrid, off_by_default = False, "release"
+        defaulted.append(
+            "hybrid KV cache off: before 0.21 vLLM pages Gemma 4's sliding layers as full "
+            "attention (vllm-project/vllm#43308)"
+        )
+
+    allow_long = dep.allow_long_max_model_len
+    env_long = dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    if env_long is not None and env_long.value.strip().lower() in ("1", "true"):
+        allow_long = Sourced(True, env_long.span, env_long.raw)
+
+    eager = dep.enforce_eager
+    if eager is None and setting(dep.settings, "enforce-eager"):
+        eager = Sourced(True, here)
+    backend = dep.env.get("VLLM_ATTENTION_BACKEND") or _sourced_str(
+        dep.settings.get("attention-backend")
+    )
+    # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
+    types, cache_note = storage(cache_dtype.value, computed_dtype(dep.dtype, spec))
+
+    return VllmSettled(
+        engine="vllm",
+        facts=FACTS,
+        span=here,
+        version=version,
+        version_numbers=numbers,
+        version_assumed=assumed,
+        spec=spec,
+        gpu=gpu,
+        gpu_count=dep.gpu_count,
+        max_model_len=max_model_len,
+        derived_max_model_len=derived,
+        length_origin=length_origin(spec, derived),
+        allow_long=allow_long,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=batched,
+        memory_fraction=fraction,
+        kv_cache_memory_bytes=dep.kv_cache_memory_bytes,
+        cache_dtype=cache_dtype,
+        cache_dtype_v=None,
+        cache_types=types,
+        tensor_parallel_size=parallel_size(dep.tensor_parallel_size, here),
+        pipeline_parallel_size=parallel_size(dep.pipeline_parallel_size, here),
+        data_parallel_size=parallel_size(dep.data_parallel_size, here),
+        block_size=block_size,
+        enforce_eager=eager,
+        quantization=dep.quantization,
+        dtype=dep.dtype,
+        cpu_offload_bytes=_cpu_offload(dep),
+        attention_backend=backend,
+        hf_overrides=dep.hf_overrides,
+        pool_switches=_pool_switches(dep),
+        cache_note=cache_note,
+        hybrid_kv_cache=hybrid,
+        hybrid_off_by_default=off_by_default,
+        auto_max_model_len=auto,
+        num_gpu_blocks_override=dep.num_gpu_blocks_override.value
+        if dep.num_gpu_blocks_override
+        else None,
+        defaulted=tuple(defaulted),
+    )
+
+
+def _cpu_offload(dep: Deployment) -> Sourced[int] | None:
+    """``--cpu-offload-gb``: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py),
+    in bytes; the flag table reads it as a number in args and config files alike."""
+    value = dep.settings.get("cpu-offload-gb")
+    if value is None:
+        return None
+    number = value.value
+    if (
+        not isinstance(number, (int, float))
+        or isinstance(number, bool)
+        or not math.isfinite(number)
+        # NaN, infinity, negatives and 400-digit ints are not an offload
+        or not 0 < number <= INT64_MAX // GiB
+    ):
+        return None
+    return Sourced(round(float(number) * GiB), value.span, value.raw)
+
+
+def _sourced_str(value: Sourced[Any] | None) -> Sourced[str] | None:
+    return None if value is None else Sourced(str(value.value), value.span, value.raw)
+
+
+def _pool_switches(dep: Deployment) -> tuple[PoolSwitch, ...]:
+    """The settings that page windowed layers as full attention, for KV305's cause."""
+    found = []
+    for value, key, text in (
+        (
+            dep.disable_hybrid_kv_cache_manager,
+            "disable_hybrid_kv_cache_manager",
+            "the hybrid KV cache manager is disabled",
+        ),
+        (dep.disable_sliding_window, "disable_sliding_window", "the sliding window is disabled"),
+    ):
+        if value is not None and switch(value):
+            found.append(PoolSwitch(key, value, text))
+    return tuple(found)

@@ -1,0 +1,140 @@
+"""Settled: what an engine will really run with, every value still Sourced (a record).
+
+A Deployment is what the files say; an engine's ``settle`` step turns it into a Settled once,
+before anything is sized: overrides applied to the model (``--hf-overrides``, ``--rope-scaling``),
+the engine's defaults filled in and marked ``default=True`` (cited at the deployment), the cache
+dtype parsed into storage types, raw flag spellings read for the last time. The engine's
+accounting, the rules, ``kvlint size`` and ``kvlint solve`` all read this record, so they cannot
+disagree about what the engine runs with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import NamedTuple
+
+from kvlint.arith.dtypes import CacheTypes
+from kvlint.arith.parallel import ParallelRules
+from kvlint.deployment import Sourced
+from kvlint.finding import Span
+from kvlint.gpus import GpuSpec
+from kvlint.model.spec import ModelSpec
+
+
+class EngineFacts(NamedTuple):
+    """What a rule may say about an engine without asking which engine it is: its name as
+    people write it, how it spells each setting, and how it behaves where engines differ."""
+
+    name: str  # the registry key: vllm, sglang, llamacpp, tgi, ollama
+    display: str  # vLLM, SGLang, llama.cpp, TGI, Ollama
+    # Deployment field -> the engine's own name for it (max_num_seqs -> max_running_requests)
+    spellings: tuple[tuple[str, str], ...] = ()
+    cache_8bit: str = "fp8"  # the engine's spelling of an 8-bit cache, for a fix
+    default_cache_dtype: str = "auto"  # the spelling of "the model dtype"
+    v_cache_dtype_apart: bool = False  # V's type is its own setting (llama.cpp -ctv)
+    # The environment switch that lets max_model_len pass the model's positions, if any.
+    long_context_switch: str | None = None
+    # The pool is cells allocated up front for every slot (llama.cpp's -c), not free memory.
+    pool_is_cells: bool = False
+    # The scheduler admits max_num_seqs sequences against the KV pool (vLLM, SGLang): a cap
+    # above what fits only queues them (TGI's max_concurrent_requests is a queue limit).
+    pooled_admission: bool = False
+    # What the engine does when one full-length request does not fit its pool.
+    one_request_refusal: str = ""
+    # Tokens a context length is rounded to (llama.cpp pads n_ctx to 256 cells).
+    length_granularity: int | None = None
+    # A quantised V cache without flash attention: "refuses" (llama.cpp), "falls back" to f16
+    # (Ollama), or None where it does not apply.
+    quantised_v_without_flash: str | None = None
+    # The engine puts layers on the GPU one by one (llama.cpp -ngl) rather than sharding them.
+    offloads_layers: bool = False
+    # The engine compares its pool with first principles in kvlint's KV305 (memory-based pools).
+    memory_pool: bool = True
+    parallel: ParallelRules = ParallelRules("engine")  # how it splits a model across GPUs
+    # The cache dtypes it starts with, by release: (first release, the dtypes), oldest first;
+    # and those every release starts with although an old release's list leaves them out.
+    cache_dtype_releases: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = ()
+    unlisted_cache_dtypes: tuple[str, ...] = ()
+    # An fp8 e4m3 cache needs compute capability 8.9 (vLLM's Triton KV writer asserts it).
+    fp8_cache_needs_sm89: bool = False
+
+    def accepted_cache_dtypes(self, release: tuple[int, ...] | None) -> tuple[str, ...]:
+        """The cache dtypes ``release`` starts with (the newest release's when None)."""
+        if not self.cache_dtype_releases:
+            return ()
+        if release is None:
+            return self.cache_dtype_releases[-1][1]
+        accepted = self.cache_dtype_releases[0][1]
+        for since, dtypes in self.cache_dtype_releases:
+            if release >= since:
+                accepted = dtypes
+        return accepted
+
+    def spelling(self, field_name: str) -> str:
+        """The engine's name for a Deployment field (the field's own name when it has none)."""
+        return dict(self.spellings).get(field_name, field_name)
+
+
+class PoolSwitch(NamedTuple):
+    """A setting that makes the engine page windowed layers as full attention (KV305's cause)."""
+
+    key: str  # the setting as a fix names it: disable_hybrid_kv_cache_manager
+    value: Sourced[Any]
+    text: str  # "the hybrid KV cache manager is disabled"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Every value the engine will run with. A value the files set keeps its span; one the
+    engine fills in is ``Sourced(..., default=True)`` at the deployment's span."""
+
+    engine: str
+    facts: EngineFacts
+    span: Span  # the deployment: where an engine default is cited
+    version: Sourced[str]  # the release sized as; default=True when no file names one
+    version_numbers: tuple[int, ...] | None  # parsed; None for a build id or "latest"
+    spec: ModelSpec  # the model with the deployment's length and RoPE overrides applied
+    gpu: GpuSpec | None
+    gpu_count: Sourced[int] | None  # GPUs of one replica as the files request them
+    max_model_len: Sourced[int]
+    derived_max_model_len: int  # the longest the engine derives from the (overridden) config
+    length_origin: str  # how: "max_position_embeddings=32768 x the `yarn` RoPE factor 4"
+    allow_long: Sourced[bool] | None  # the switch that lets max_model_len pass it, when set
+    max_num_seqs: Sourced[int] | None  # None: the engine picks it after sizing (SGLang)
+    max_num_batched_tokens: Sourced[int] | None
+    memory_fraction: Sourced[float] | None  # None when kv_cache_memory_bytes replaces it
+    kv_cache_memory_bytes: Sourced[int] | None
+    cache_dtype: Sourced[str]  # as the engine spells it; "auto" = the model dtype
+    cache_dtype_v: Sourced[str] | None  # llama.cpp -ctv when it differs from -ctk
+    # Storage of K, V and states; None when kvlint does not know the layout (``cache_note``).
+    cache_types: CacheTypes | None
+    tensor_parallel_size: Sourced[int]
+    pipeline_parallel_size: Sourced[int]
+    data_parallel_size: Sourced[int]
+    block_size: Sourced[int] | None
+    enforce_eager: Sourced[bool] | None
+    quantization: Sourced[str] | None
+    dtype: Sourced[str] | None  # the model dtype the engine is told to use
+    # No file names a version the engine's tables can read ("latest", none): sized as the newest.
+    version_assumed: bool = False
+    cpu_offload_bytes: Sourced[int] | None = None  # weights per GPU kept in CPU memory
+    attention_backend: Sourced[str] | None = None
+    flash_attention: Sourced[str] | None = None  # on / off / auto, as llama.cpp reads it
+    n_gpu_layers: Sourced[int] | None = None
+    hf_overrides: Sourced[dict[str, Any]] | None = None  # as stated (KV101 reads head_dim)
+    pool_switches: tuple[PoolSwitch, ...] = ()
+    cache_note: str | None = None  # why the cache dtype was not sized, or was replaced
+    # What decided the outcome besides the files: "default max_num_seqs 256", ...
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def model_gpus(self) -> int:
+        """GPUs that hold one copy of the model: tensor x pipeline parallel."""
+        return max(1, self.tensor_parallel_size.value) * max(1, self.pipeline_parallel_size.value)
+
+    @property
+    def written_version(self) -> tuple[int, ...] | None:
+        """The release a file names, as numbers (None when no file names one)."""
+        return None if self.version.default or self.version_assumed else self.version_numbers
