@@ -48,10 +48,8 @@ REAL_KINDS = {
 
 # Input folders whose goldens pin a known internal error of today's code (each a bug with its
 # issue); any other golden showing "internal error" fails, so a new KV900 is never recorded by
-# accident. The fix deletes the entry and regenerates the goldens.
-KNOWN_INTERNAL_ERRORS = {
-    "k8s-args-vllm-dtype-kv900": "issue 14: a --kv-cache-dtype vLLM's flag table accepts",
-}
+# accident. The fix deletes the entry and regenerates the goldens. None today.
+KNOWN_INTERNAL_ERRORS: dict[str, str] = {}
 
 GOLDENS = sorted(path.relative_to(HERE).as_posix() for path in HERE.rglob("*.out"))
 

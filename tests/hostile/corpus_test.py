@@ -165,7 +165,8 @@ CASES: dict[str, tuple[int, list[str]]] = {
             "fraction "
             "such as 0.9, got `9999",
             # --cpu-offload-gb is read as a number (the offload counts in args and YAML alike).
-            "integers-400-digits.yaml:6:17: KV502 `cpu-offload-gb` expects a number, got `9999",
+            "integers-400-digits.yaml:6:17: KV502 [error] `cpu-offload-gb` expects a number, "
+            "got `9999",
         ],
     ),
     "max-model-len-1e309.yaml": (
