@@ -69,6 +69,12 @@ class Deployment:
     tensor_parallel_size: Sourced[int] | None = None
     pipeline_parallel_size: Sourced[int] | None = None
     data_parallel_size: Sourced[int] | None = None
+    data_parallel_size_local: Sourced[int] | None = None  # vLLM: the DP ranks on this node
+    data_parallel_rank: Sourced[int] | None = None  # vLLM: this server is one DP rank (external LB)
+    nnodes: Sourced[int] | None = None  # nodes one engine spans (vLLM and SGLang --nnodes)
+    headless: Sourced[bool] | None = None  # vLLM --headless: a worker node's ranks, no server
+    distributed_executor_backend: Sourced[str] | None = None  # vLLM: ray, mp, ...
+    enable_dp_attention: Sourced[bool] | None = None  # SGLang: DP ranks inside the TP group
     gpu: Sourced[str] | None = None  # as written: "H100-80GB", "nvidia-l4", "p5.48xlarge"
     gpu_count: Sourced[int] | None = None  # GPUs per replica / pod
     block_size: Sourced[int] | None = None

@@ -45,4 +45,16 @@ def runtime_fact(name: str, value: Sourced[str]) -> str:
 
 
 # Deployment fields a run-time value leaves the arithmetic unaffected by.
-_NOT_SIZED = frozenset({"served_model_name", "engine_version"})
+_NOT_SIZED = frozenset(
+    {
+        "served_model_name",
+        "engine_version",
+        # Where the engine's ranks run, not what one GPU holds (KV306 reads them).
+        "nnodes",
+        "headless",
+        "distributed_executor_backend",
+        "data_parallel_size_local",
+        "data_parallel_rank",
+        "enable_dp_attention",
+    }
+)

@@ -21,11 +21,13 @@ def get_rules() -> list[type[Rule]]:
     from .context_beyond_max_positions import ContextBeyondMaxPositions
     from .context_beyond_sliding_window import ContextBeyondSlidingWindow
     from .engine_pool_below_first_principles import EnginePoolBelowFirstPrinciples
+    from .gpu_count_vs_parallel_layout import GpuCountVsParallelLayout
     from .invalid_setting_value import InvalidSettingValue
     from .max_model_len_exceeds_kv_pool import MaxModelLenExceedsKvPool
     from .max_num_seqs_over_kv_budget import MaxNumSeqsOverKvBudget
     from .missing_fact import MissingFact
     from .schema_violation import SchemaViolation
+    from .served_model_not_claimed import ServedModelNotClaimed
     from .stated_kv_mismatch import StatedKvMismatch
     from .tp_exceeds_kv_heads import TpExceedsKvHeads
     from .unknown_engine_flag import UnknownEngineFlag
@@ -49,11 +51,13 @@ def get_rules() -> list[type[Rule]]:
         WeightsExceedGpuMemory,
         TpExceedsKvHeads,
         EnginePoolBelowFirstPrinciples,
+        GpuCountVsParallelLayout,
         ContextBeyondSlidingWindow,
         ContextBeyondMaxPositions,
         # KV5xx engine-settings hygiene, KV9xx input problems (engineer "check")
         UnknownEngineFlag,
         InvalidSettingValue,
+        ServedModelNotClaimed,
         ConflictingGpuFacts,
         UnreadableFile,
         UnknownModel,

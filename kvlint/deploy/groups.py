@@ -36,7 +36,8 @@ def lws_gpus(template: Mapping, problems: list[InputProblem]) -> Sourced[int] | 
     size = int_sourced(template.get("size"), problems, "`size`")
     if size is None or size.value <= 1:
         return None
-    worker = pod_gpus(template.dig("workerTemplate", "spec"))
+    worker_spec = template.dig("workerTemplate", "spec") or template.dig("template", "spec")
+    worker = pod_gpus(worker_spec)  # a RoleBasedGroup pattern has one `template` for all pods
     leader_spec = template.dig("leaderTemplate", "spec")
     leader = pod_gpus(leader_spec) if isinstance(leader_spec, Mapping) else worker
     return Sourced(leader + (size.value - 1) * worker, size.span, size.raw)

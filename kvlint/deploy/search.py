@@ -105,7 +105,7 @@ def _walk(node: Node, around: _Around, depth: int) -> Iterator[ContainerSite]:
         word = _ROLE_KEYS.get(name)
         if word is not None and word not in around.roles:
             inner = inner._replace(roles=(*around.roles, word))
-        if name == "leaderWorkerTemplate" and isinstance(child, Mapping):
+        if name in ("leaderWorkerTemplate", "leaderWorkerPattern") and isinstance(child, Mapping):
             inner = inner._replace(group=child)
         if name == "spec" and node.get("metadata") is not None:
             # The mapping that holds a pod spec's `spec` (and its `metadata`) is its template.

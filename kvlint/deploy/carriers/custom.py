@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
+from kvlint.deploy.carriers.kubernetes import group_env
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
 from kvlint.deploy.carriers.kubernetes import pod_facts
@@ -71,6 +72,8 @@ def _deployment(
     site: ContainerSite, root: Mapping, label: str, problems: list[InputProblem], ctx: Context
 ) -> Deployment | None:
     container = site.container
+    if site.cluster is not None and container.get("command") is None and not container.get("args"):
+        return None  # a Ray node: KubeRay starts `ray start` in it, the engine runs elsewhere
     name = container.text_of("name") or "?"
     where = " ".join(site.roles)
     kind = "initContainer" if site.init else "container"
@@ -83,10 +86,11 @@ def _deployment(
         problems=problems,
         pod=facts,
         default_engine=_ENGINE_OF_KIND.get((api, root.text_of("kind") or "")),
+        extra_env=group_env(site.group),
     )
     if dep is None:
         return None
-    if site.group is not None and site.leader:
+    if site.group is not None and (site.leader or "worker" not in site.roles):
         dep.group_gpus = lws_gpus(site.group, problems)
     elif site.cluster is not None and site.leader:
         dep.group_gpus = ray_cluster_gpus(site.cluster, problems)

@@ -149,6 +149,10 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
         dep.gpu_count = int_sourced(spec.get("requestGPU"), ctx.problems, "`requestGPU`")
         # requestGPUType is a resource name (nvidia.com/mig-...), not a GPU model.
         dep.gpu = gpu_from_scheduling(spec)
+        ray = spec.dig("raySpec", "enabled")
+        if isinstance(ray, Scalar) and ray.value is True:
+            # The chart runs vLLM over a Ray cluster of its own (helm/templates/ray-cluster).
+            dep.distributed_executor_backend = Sourced("ray", ray.span, ray.raw)
         deployments.append(dep)
     return deployments
 

@@ -160,4 +160,6 @@ def _llm_inference_service(spec: Mapping, label: str, ctx: Context) -> list[Depl
             dep.tensor_parallel_size = dep.tensor_parallel_size or tp
             dep.data_parallel_size = dep.data_parallel_size or dp
             dep.pipeline_parallel_size = dep.pipeline_parallel_size or pp
+            local = int_sourced(parallelism.get("dataLocal"), ctx.problems, "`dataLocal`")
+            dep.data_parallel_size_local = dep.data_parallel_size_local or local
     return deployments

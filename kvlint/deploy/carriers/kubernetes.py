@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.deploy.argv import Token
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
@@ -14,6 +15,7 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
 
 NAME = "kubernetes"
 
@@ -93,6 +95,7 @@ def pod_deployments(
     template: Node | None = None,
     workload: Node | None = None,
     default_engine: str | None = None,
+    extra_env: list[tuple[str, Token]] | None = None,
 ) -> list[Deployment]:
     """One Deployment per container of a pod spec that runs an engine."""
     facts = pod_facts(pod_spec, template, workload, ctx.devices)
@@ -109,10 +112,21 @@ def pod_deployments(
             problems=ctx.problems,
             pod=facts,
             default_engine=default_engine,
+            extra_env=extra_env or (),
         )
         if dep is not None:
             deployments.append(dep)
     return deployments
+
+
+def group_env(template: Node | None) -> list[tuple[str, Token]]:
+    """The variables LeaderWorkerSet (and RoleBasedGroup's leader-worker pattern) set in every
+    pod of a group: the group's ``size`` (``--nnodes=$(LWS_GROUP_SIZE)`` reads it)."""
+    size = template.get("size") if isinstance(template, Mapping) else None
+    if isinstance(size, Scalar) and size.value is not None:
+        token = Token(size.text, size)
+        return [("LWS_GROUP_SIZE", token), ("RBG_LWP_GROUP_SIZE", token)]
+    return []
 
 
 def extract(root: Node, ctx: Context) -> list[Deployment]:
@@ -129,7 +143,13 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
             role = " leader" if "leaderTemplate" in path else " worker"
         before = len(ctx.problems)
         found = pod_deployments(
-            pod_spec, label=label + role, carrier=NAME, ctx=ctx, template=template, workload=root
+            pod_spec,
+            label=label + role,
+            carrier=NAME,
+            ctx=ctx,
+            template=template,
+            workload=root,
+            extra_env=group_env(root.dig("spec", "leaderWorkerTemplate")),
         )
         if found or any(p.code == "KV905" for p in ctx.problems[before:]):
             group = root.dig("spec", "leaderWorkerTemplate")

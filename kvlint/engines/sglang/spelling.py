@@ -23,6 +23,8 @@ SETTINGS = {
         Setting("tp-size", "int", "tensor_parallel_size", minimum=1),
         Setting("pp-size", "int", "pipeline_parallel_size", minimum=1),
         Setting("dp-size", "int", "data_parallel_size", minimum=1),
+        Setting("enable-dp-attention", "bool", "enable_dp_attention"),
+        Setting("nnodes", "int", "nnodes", minimum=1),
         Setting("page-size", "int", "block_size", minimum=1),
         Setting("disable-cuda-graph", "bool", "enforce_eager"),
         Setting("speculative-draft-model-path", "str", "speculative_model"),
