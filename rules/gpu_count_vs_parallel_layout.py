@@ -51,14 +51,24 @@ class Layout(NamedTuple):
 
 
 def _layout(dep: Deployment, sizing: Sizing) -> Layout:
-    """The engine's parallel sizes. Read from the Deployment until issue 14's settle step
-    lands; then ``sizing.settled``'s ``tensor_parallel_size`` / ``pipeline_parallel_size`` /
-    ``data_parallel_size`` take their place here, and nothing else in this rule changes."""
-    del sizing  # the settled record's home, once it lands
-    dp = dep.data_parallel_size
-    if dep.engine.value == "sglang" and dep.enable_dp_attention and dep.enable_dp_attention.value:
+    """The engine's parallel sizes as it settles them (defaults marked ``default=True``); the
+    Deployment's own when no model could be settled on (the check needs none)."""
+    settled = sizing.settled
+    tp: Sourced[int] | None
+    pp: Sourced[int] | None
+    dp: Sourced[int] | None
+    if settled is not None:
+        tp, pp, dp = (
+            settled.tensor_parallel_size,
+            settled.pipeline_parallel_size,
+            settled.data_parallel_size,
+        )
+    else:
+        tp, pp, dp = dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size
+    attention = dep.enable_dp_attention
+    if dep.engine.value == "sglang" and attention is not None and attention.value:
         dp = None  # SGLang's DP attention runs its DP ranks inside the TP group's GPUs
-    return Layout(dep.tensor_parallel_size, dep.pipeline_parallel_size, dp)
+    return Layout(tp, pp, dp)
 
 
 class GpuCountVsParallelLayout(Rule):
