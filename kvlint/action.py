@@ -64,6 +64,24 @@ class Inputs:
         )
 
 
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """``paths`` with each glob (``deploy/*.yaml``, ``charts/**/values.yaml``) replaced by the
+    files it matches, sorted: a workflow's ``with:`` passes them unexpanded, no shell between.
+    A glob that matches nothing is an error (a typo must not check nothing)."""
+    import glob
+
+    out: list[str] = []
+    for path in paths:
+        if not any(char in path for char in "*?["):
+            out.append(path)
+            continue
+        found = sorted(glob.glob(path, recursive=True))
+        if not found:
+            raise KvlintError(f"action input `paths`: `{path}` matches no file")
+        out.extend(found)
+    return out
+
+
 def check_arguments(inputs: Inputs) -> argparse.Namespace:
     """The inputs parsed by ``kvlint check``'s own parser, so ``args`` means what it means on
     the command line; ``args`` comes last and so wins (``--fail-on`` given twice)."""
@@ -71,7 +89,7 @@ def check_arguments(inputs: Inputs) -> argparse.Namespace:
 
     parser = argparse.ArgumentParser(prog="kvlint check", exit_on_error=False)
     check.add_arguments(parser)
-    argv = [*inputs.paths, "--fail-on", inputs.fail_on, *inputs.args]
+    argv = [*expand_paths(inputs.paths), "--fail-on", inputs.fail_on, *inputs.args]
     try:
         return parser.parse_args(argv)
     except argparse.ArgumentError as exc:
@@ -151,7 +169,13 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
         _opened(inputs.sarif_file, result, inputs) as sarif,
         _opened(step_summary, result, inputs, append=True) as markdown,
     ):
-        reporters: list[Reporter] = [reporter_class(inputs.format)(stdout, options)]
+        if inputs.format == "github":  # errors first, and a word when GitHub would drop some
+            from kvlint.report.github import ActionAnnotations
+
+            log: Reporter = ActionAnnotations(stdout, options)
+        else:
+            log = reporter_class(inputs.format)(stdout, options)
+        reporters: list[Reporter] = [log]
         if sarif is not None:
             reporters.append(SarifReporter(sarif))
         if markdown is not None:

@@ -297,27 +297,90 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
     row = (
         f"| meta-llama/Llama-3.1-8B-Instruct | vllm {engine['version']} | H100-SXM-80GB "
         f"| {engine['max_model_len']:,} | {engine['kv_cache_tokens']:,} "
-        f"| {engine['max_concurrency']:.2f}x of 256 requested |"
+        f"| {engine['max_concurrency']:.2f} | 256 |"
     )
     assert row in summary.splitlines()
-    chart = re.search(r"```mermaid\nxychart-beta\n(.*?)```", summary, re.DOTALL)
+    # The chart of a deployment with findings, folded: sequences admitted at each context
+    # length (line 1) against the requested max_num_seqs (line 2).
+    chart = re.search(
+        r"<details><summary>Sequences admitted by context length</summary>\n\n"
+        r"```mermaid\nxychart-beta\n(.*?)```\n\n(.*?)\n\n</details>",
+        summary,
+        re.DOTALL,
+    )
     assert chart is not None, summary
     lines = chart.group(1).splitlines()
+    assert lines[0] == (
+        '    title "Sequences admitted by context length (line 1); line 2: max_num_seqs 256"'
+    )
     x_axis = re.fullmatch(r'    x-axis "context length \(tokens\)" \[(.*)\]', lines[1])
-    bars = re.fullmatch(r"    bar \[(.*)\]", lines[3])
-    pool = re.fullmatch(r"    line \[(.*)\]", lines[4])
-    assert x_axis and bars and pool, lines
+    admitted = re.fullmatch(r"    line \[(.*)\]", lines[3])
+    requested = re.fullmatch(r"    line \[(.*)\]", lines[4])
+    assert x_axis and admitted and requested, lines
     contexts = [int(n) for n in x_axis.group(1).split(", ")]
     assert contexts == [512, 1024, 2048, 4096, 8192, 16384, 32768]
-    heights = [float(v) for v in bars.group(1).split(", ")]
-    assert heights[-1] == round(size["per_sequence_bytes"] / 1e9, 2) == 4.29
-    assert heights[4] == round(
-        _size(project, capsys, "--context", "8192")["per_sequence_bytes"] / 1e9, 2
-    )
+    counts = [float(v) for v in admitted.group(1).split(", ")]
+    assert counts[-1] == round(engine["max_concurrency"], 2)  # at max_model_len: the table's
+    assert counts == sorted(counts, reverse=True)
+    assert {int(v) for v in requested.group(1).split(", ")} == {256}
+    top = int(re.fullmatch(r'    y-axis "sequences" 0 --> (\d+)', lines[2]).group(1))  # type: ignore[union-attr]
+    assert max(counts) < top <= 2 * max(counts)  # scaled to the data
+    assert re.fullmatch(
+        r"`max_num_seqs` 256 fit up to [\d,]+ tokens each; at `max_model_len` 32,768 the pool "
+        rf"admits {engine['max_concurrency']:.2f}\.",
+        chart.group(2),
+    ), chart.group(2)
     pool_gb = engine["available_kv_bytes"] / 1e9  # one GPU holds the model
-    assert {float(v) for v in pool.group(1).split(", ")} == {round(pool_gb, 2)}
-    assert lines[0].endswith('line: the KV pool"')
     assert f"KV pool {pool_gb:.2f} GB." in summary
+
+
+def test_globs_in_paths_are_expanded(project: Path, tmp_path: Path) -> None:
+    (project / "deploy" / "nested").mkdir()
+    (project / "deploy" / "nested" / "b.yaml").write_text(K8S, encoding="utf-8")
+    (project / "deploy" / "notes.txt").write_text("not checked", encoding="utf-8")
+    code, stdout, _, outputs = _run_step(
+        project, tmp_path, paths="deploy/**/*.yaml", sarif_file="", summary="false"
+    )
+    assert code == 1
+    files = {re.search(r"file=([^,]+)", line).group(1) for line in stdout.splitlines()}  # type: ignore[union-attr]
+    assert files == {"deploy/llama.yaml", "deploy/nested/b.yaml"}
+    assert "findings=2\n" in outputs.read_text()
+
+
+def test_a_glob_that_matches_nothing_is_one_error(project: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update(KVLINT_PYTHON=sys.executable, PYTHONPATH=str(REPO), INPUT_PATHS="charts/*.yaml")
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "run"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stdout == (
+        "::error title=kvlint::action input `paths`: `charts/*.yaml` matches no file\n"
+    )
+
+
+def test_annotations_go_errors_first_and_say_when_capped(project: Path, tmp_path: Path) -> None:
+    """GitHub shows 10 annotations of each level a step: 12 warnings and 1 error give the error
+    first, 10 warning annotations, 2 plain lines and one line saying so."""
+    for i in range(12):
+        (project / "deploy" / f"w{i:02}.yaml").write_text(K8S, encoding="utf-8")
+    bad = K8S.replace("--max-num-seqs=256", "--max-num-seqz=256")
+    (project / "deploy" / "zz-error.yaml").write_text(bad, encoding="utf-8")
+    (project / "deploy" / "llama.yaml").unlink()
+    code, stdout, _, _ = _run_step(
+        project, tmp_path, paths="deploy", sarif_file="", summary="false"
+    )
+    lines = stdout.splitlines()
+    assert lines[0].startswith("::error file=deploy/zz-error.yaml,")
+    assert [line.split(" ")[0] for line in lines[1:11]] == ["::warning"] * 10
+    assert lines[11].startswith("deploy/w10.yaml:21:30: KV301 [warning] [~] ")
+    assert lines[12].startswith("deploy/w11.yaml:21:30: KV301 [warning] [~] ")
+    assert lines[13] == (
+        "kvlint: 2 warnings not annotated (GitHub shows 10 annotations of each level a step): "
+        "they are listed above, in the SARIF log and in the job summary"
+    )
+    assert len(lines) == 14
+    assert code == 1
 
 
 def test_the_sarif_file_is_valid_for_upload_sarif(project: Path, tmp_path: Path) -> None:

@@ -155,3 +155,38 @@ def counted(count: int, noun: str) -> str:
 
 def scope_text(files: int, deployments: int) -> str:
     return f"{counted(files, 'file')}, {counted(deployments, 'deployment')}"
+
+
+def admitted_at(result: DeploymentResult, fig: Figures, context: int) -> float | None:
+    """Sequences of ``context`` tokens the engine's pool admits: its own figure at
+    ``max_model_len`` (vLLM's "Maximum concurrency"), scaled by what one sequence costs at each
+    length from first principles (a sliding window or a Mamba state stops growing, so the
+    count does not simply halve when the context doubles)."""
+    kv = result.sizing.kv if result.sizing is not None else None
+    if kv is None or fig.admitted is None or fig.max_model_len is None or context < 1:
+        return None
+    at_max = kv.per_sequence_bytes(fig.max_model_len)
+    here = kv.per_sequence_bytes(context)
+    if at_max <= 0 or here <= 0:
+        return None
+    return fig.admitted * at_max / here
+
+
+def longest_context_for(result: DeploymentResult, fig: Figures, sequences: int) -> int | None:
+    """The longest context at which ``sequences`` sequences are admitted (where the curve of
+    ``admitted_at`` crosses the requested count), up to ``max_model_len``; None when not even
+    one token's worth fits or nothing is known."""
+    if fig.max_model_len is None or sequences < 1:
+        return None
+    first = admitted_at(result, fig, 1)
+    if first is None or first < sequences:
+        return None
+    low, high = 1, fig.max_model_len  # admitted_at falls as the context grows
+    while low < high:
+        middle = (low + high + 1) // 2
+        value = admitted_at(result, fig, middle)
+        if value is not None and value >= sequences:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -7,10 +7,13 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import IO
 from typing import TYPE_CHECKING
+from typing import TextIO
 
 from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.report.base import Reporter
+from kvlint.report.base import ReportOptions
+from kvlint.report.figures import counted
 
 if TYPE_CHECKING:
     from kvlint.linter import Summary
@@ -73,4 +76,48 @@ class GithubReporter(Reporter):
         self.stream.write(workflow_command(finding) + "\n")
 
     def finish(self, summary: Summary) -> None:
+        self.stream.flush()
+
+
+# GitHub shows at most 10 annotations of each level a step (and 50 a job): more are dropped
+# without a word (actions/toolkit docs/problem-matchers.md, "Limitations").
+ANNOTATIONS_PER_LEVEL = 10
+
+
+class ActionAnnotations(GithubReporter):
+    """The Action's log: errors first, at most ``ANNOTATIONS_PER_LEVEL`` annotations of each
+    level, then the rest as plain lines and one line saying how many were not annotated."""
+
+    def __init__(self, stream: TextIO, options: ReportOptions | None = None) -> None:
+        super().__init__(stream, options)
+        self._findings: list[Finding] = []
+
+    def finding(self, finding: Finding) -> None:
+        self._findings.append(finding)
+
+    def finish(self, summary: Summary) -> None:
+        from kvlint.report.base import severity_order
+        from kvlint.report.concise import concise_line
+
+        shown: dict[Severity, int] = {}
+        rest: list[Finding] = []
+        for finding in sorted(self._findings, key=severity_order):
+            if shown.get(finding.severity, 0) < ANNOTATIONS_PER_LEVEL:
+                shown[finding.severity] = shown.get(finding.severity, 0) + 1
+                self.stream.write(workflow_command(finding) + "\n")
+            else:
+                rest.append(finding)
+        if rest:
+            for finding in rest:
+                self.stream.write(concise_line(finding) + "\n")
+            counts = ", ".join(
+                counted(sum(1 for f in rest if f.severity is s), str(s))
+                for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+                if any(f.severity is s for f in rest)
+            )
+            self.stream.write(
+                f"kvlint: {counts} not annotated (GitHub shows {ANNOTATIONS_PER_LEVEL} "
+                "annotations of each level a step): they are listed above, in the SARIF log "
+                "and in the job summary\n"
+            )
         self.stream.flush()

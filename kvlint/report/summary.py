@@ -12,9 +12,10 @@ from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.base import severity_order
 from kvlint.report.figures import Figures
-from kvlint.report.figures import admitted_text
+from kvlint.report.figures import admitted_at
 from kvlint.report.figures import counted
 from kvlint.report.figures import deployment_figures
+from kvlint.report.figures import longest_context_for
 from kvlint.report.figures import scope_text
 from kvlint.report.github import annotation_path
 from kvlint.units import format_binary
@@ -43,68 +44,91 @@ def context_points(max_model_len: int) -> list[int]:
     return sorted(points)
 
 
-def _unit(largest: int) -> tuple[int, str]:
-    """Decimal, as `kvlint size` prints a sequence: GB, or MB for small models."""
-    return (10**9, "GB") if largest >= 10**9 else (10**6, "MB")
-
-
-def _value(n: int, unit: int) -> str:
-    return f"{n / unit:.2f}"
+def _tick_top(value: float) -> int:
+    """A round top for the y axis just above ``value``: 1, 2 or 5 times a power of ten."""
+    top = max(1.0, value * 1.1)
+    magnitude = 10 ** math.floor(math.log10(top))
+    return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= top))
 
 
 def chart(result: DeploymentResult, fig: Figures) -> str | None:
-    """A Mermaid ``xychart-beta``: bars for one sequence's KV cache at each context length
-    (first principles, as ``kvlint size --context N`` gives it), a line for the KV pool of one
-    model copy (the engine's memory, as KV301 counts it). On a hybrid model the engine's own
-    paging costs more than the bars show; KV305 says by how much."""
-    kv = result.sizing.kv if result.sizing is not None else None
-    if kv is None or fig.max_model_len is None or fig.max_model_len < 1:
+    """A Mermaid ``xychart-beta`` of the answer: sequences the pool admits at each context
+    length up to ``max_model_len`` (line 1), and the requested ``max_num_seqs`` (line 2); the
+    sentence under it names where they cross. Mermaid draws no legend, so the title says which
+    line is which."""
+    if fig.max_model_len is None or fig.max_model_len < 1:
         return None
     points = context_points(fig.max_model_len)
-    sizes = [kv.per_sequence_bytes(n) for n in points]
-    pool = fig.pool_bytes
-    largest = max([*sizes, pool or 0])
-    unit, unit_name = _unit(largest)
-    top = max(1, math.ceil(largest / unit * 1.1))
-    title = f"KV cache of one sequence ({unit_name}) by context length"
-    if pool is not None:
-        gpus = f" on {counted(fig.model_gpus, 'GPU')}" if fig.model_gpus > 1 else ""
-        title += f"; line: the KV pool{gpus}"
-    lines = [
+    admitted = [admitted_at(result, fig, n) for n in points]
+    if any(a is None for a in admitted):
+        return None
+    values = [a for a in admitted if a is not None]
+    title = "Sequences admitted by context length"
+    lines = [f"    line [{', '.join(f'{a:.2f}' for a in values)}]"]
+    largest = max(values)
+    if fig.requested is not None:
+        title += f" (line 1); line 2: max_num_seqs {fig.requested:,}"
+        lines.append(f"    line [{', '.join(str(fig.requested) for _ in points)}]")
+        largest = max(largest, fig.requested)
+    drawn = [
         "```mermaid",
         "xychart-beta",
         f'    title "{title}"',
         f'    x-axis "context length (tokens)" [{", ".join(str(n) for n in points)}]',
-        f'    y-axis "{unit_name}" 0 --> {top}',
-        f"    bar [{', '.join(_value(s, unit) for s in sizes)}]",
+        f'    y-axis "sequences" 0 --> {_tick_top(largest)}',
+        *lines,
+        "```",
     ]
-    if pool is not None:
-        lines.append(f"    line [{', '.join(_value(pool, unit) for _ in points)}]")
-    lines.append("```")
-    return "\n".join(lines)
+    text = "\n".join(drawn)
+    crossing = crossing_text(result, fig)
+    return f"{text}\n\n{crossing}" if crossing else text
+
+
+def crossing_text(result: DeploymentResult, fig: Figures) -> str:
+    """Where the requested count meets what the pool admits, in one sentence."""
+    if fig.requested is None or fig.max_model_len is None or fig.admitted is None:
+        return ""
+    at_max = f"at `max_model_len` {fig.max_model_len:,} the pool admits {fig.admitted:,.2f}"
+    longest = longest_context_for(result, fig, fig.requested)
+    if longest is None:
+        return f"`max_num_seqs` {fig.requested:,} do not fit at any context; {at_max}."
+    if longest >= fig.max_model_len:
+        return (
+            f"`max_num_seqs` {fig.requested:,} fit at every context up to `max_model_len` "
+            f"{fig.max_model_len:,}: the pool admits {fig.admitted:,.2f}."
+        )
+    return f"`max_num_seqs` {fig.requested:,} fit up to {longest:,} tokens each; {at_max}."
 
 
 def deployment_section(result: DeploymentResult) -> str:
     fig = deployment_figures(result)
     dep = result.deployment
     unknown = "?"
-    header = "| model | engine | GPU | max_model_len | pool tokens | admitted sequences |"
+    header = (
+        "| model | engine | GPU | max_model_len | pool tokens | admitted sequences | max_num_seqs |"
+    )
+    requested = f"{fig.requested:,}" if fig.requested is not None else unknown
+    if fig.requested is not None and fig.requested_default:
+        requested += " (engine default)"
     row = [
         fig.model or unknown,
         fig.engine,
         fig.gpu or "not named",
         f"{fig.max_model_len:,}" if fig.max_model_len is not None else unknown,
         f"{fig.pool_tokens:,}" if fig.pool_tokens is not None else unknown,
-        admitted_text(fig),
+        admitted_cell(fig),
+        requested,
     ]
     parts = [
         f"### `{cell(annotation_path(dep.path))}`: {cell(dep.name)}",
         "",
         header,
-        "| --- | --- | --- | ---: | ---: | --- |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
         "| " + " | ".join(cell(text) for text in row) + " |",
     ]
     numbers = []
+    if fig.fits is False:
+        numbers.append("The engine refuses to start: not one `max_model_len` sequence fits")
     if fig.per_token_bytes is not None:
         numbers.append(f"KV per token {format_binary(fig.per_token_bytes)}")
     if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
@@ -119,10 +143,28 @@ def deployment_section(result: DeploymentResult) -> str:
     missing = result.sizing.missing if result.sizing is not None else ()
     if missing:
         parts += ["", f"Not computed: the files do not give the {', '.join(missing)}."]
-    drawn = chart(result, fig)
+    # The chart only where there is something to see: a deployment with findings.
+    drawn = chart(result, fig) if result.findings else None
     if drawn is not None:
-        parts += ["", drawn]
+        parts += [
+            "",
+            "<details><summary>Sequences admitted by context length</summary>",
+            "",
+            drawn,
+            "",
+            "</details>",
+        ]
     return "\n".join(parts)
+
+
+def admitted_cell(fig: Figures) -> str:
+    """One shape for every row: the engine's admitted count at ``max_model_len``, two decimals
+    as vLLM logs it (``0.00`` when it refuses to start), ``?`` when unknown."""
+    if fig.fits is False:
+        return "0.00"
+    if fig.admitted is None:
+        return "?"
+    return f"{fig.admitted:,.2f}"
 
 
 def _verdict(summary: Summary) -> str:

@@ -25,23 +25,29 @@ from tests.report.records import summary
 SECTION = """\
 ### `deploy.yaml`: vllm config
 
-| model | engine | GPU | max_model_len | pool tokens | admitted sequences |
-| --- | --- | --- | ---: | ---: | --- |
+| model | engine | GPU | max_model_len | pool tokens | admitted sequences | max_num_seqs |
+| --- | --- | --- | ---: | ---: | ---: | ---: |
 {row}
 
 KV per token 128 KiB; per sequence 4.29 GB at 32,768 tokens; KV pool 64.42 GB.
 
+<details><summary>Sequences admitted by context length</summary>
+
 ```mermaid
 xychart-beta
-    title "KV cache of one sequence (GB) by context length; line: the KV pool"
+    title "Sequences admitted by context length (line 1); line 2: max_num_seqs 256"
     x-axis "context length (tokens)" [512, 1024, 2048, 4096, 8192, 16384, 32768]
-    y-axis "GB" 0 --> 71
-    bar [0.07, 0.13, 0.27, 0.54, 1.07, 2.15, 4.29]
-    line [64.42, 64.42, 64.42, 64.42, 64.42, 64.42, 64.42]
+    y-axis "sequences" 0 --> 2000
+    line [960.00, 480.00, 240.00, 120.00, 60.00, 30.00, 15.00]
+    line [256, 256, 256, 256, 256, 256, 256]
 ```
+
+`max_num_seqs` 256 fit up to 1,920 tokens each; at `max_model_len` 32,768 the pool admits 15.00.
+
+</details>
 """.format(
     row="| meta-llama/Llama-3.1-8B-Instruct | vllm 0.11 | H100-SXM-80GB | 32,768 | 491,520 "
-    "| 15.00x of 256 requested |"
+    "| 15.00 | 256 |"
 )
 
 
@@ -74,21 +80,52 @@ def test_the_pool_of_a_tensor_parallel_deployment_spans_its_gpus() -> None:
     )
     out = render_summary([tp2], [], summary({}))
     assert "KV pool 128.85 GB (64.42 GB per GPU x 2)." in out
-    assert 'line: the KV pool on 2 GPUs"' in out
-    assert "    line [128.85, 128.85, 128.85, 128.85, 128.85, 128.85, 128.85]" in out
 
 
 def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
     dep = deployment("plan.yaml", max_num_seqs=None)
     dep = replace(dep, gpu=None)
     out = render_summary([DeploymentResult(dep, sizing(with_engine=False))], [], summary({}))
-    assert "| meta-llama/Llama-3.1-8B-Instruct | vllm | not named | 32,768 | ? | unknown |" in out
+    assert "| meta-llama/Llama-3.1-8B-Instruct | vllm | not named | 32,768 | ? | ? | ? |" in out
     assert "Not computed: the files do not give the GPU type." in out
     assert out.startswith("## kvlint\n\nNo findings in 1 file, 1 deployment.\n\n### `plan.yaml`")
-    chart = re.search(r"```mermaid\n(.*?)```", out, re.DOTALL)
-    assert chart is not None
-    assert "line [" not in chart.group(1)
-    assert 'title "KV cache of one sequence (GB) by context length"' in chart.group(1)
+    assert "```mermaid" not in out  # nothing admitted is known: no chart
+
+
+def test_a_chart_only_for_a_deployment_with_findings() -> None:
+    clean = result("clean.yaml", findings=())
+    out = render_summary([clean], [], summary({}))
+    assert "| 15.00 | 256 |" in out
+    assert "<details>" not in out and "```mermaid" not in out
+
+
+def test_the_crossing_sentence() -> None:
+    from kvlint.report.figures import deployment_figures
+    from kvlint.report.summary import crossing_text
+
+    found = result()
+    fig = deployment_figures(found)
+    # 491,520 pool tokens: 256 sequences of 1,920 tokens, 15 of 32,768.
+    assert crossing_text(found, fig) == (
+        "`max_num_seqs` 256 fit up to 1,920 tokens each; at `max_model_len` 32,768 the pool "
+        "admits 15.00."
+    )
+    assert crossing_text(found, fig._replace(requested=8)) == (
+        "`max_num_seqs` 8 fit at every context up to `max_model_len` 32,768: the pool admits 15.00."
+    )
+    assert crossing_text(found, fig._replace(requested=10**6)) == (
+        "`max_num_seqs` 1,000,000 do not fit at any context; at `max_model_len` 32,768 the pool "
+        "admits 15.00."
+    )
+
+
+def test_the_admitted_column_has_one_shape() -> None:
+    from kvlint.report.figures import deployment_figures
+    from kvlint.report.summary import admitted_cell
+
+    fig = deployment_figures(result())
+    cases = (fig, fig._replace(fits=False), fig._replace(admitted=None))
+    assert [admitted_cell(f) for f in cases] == ["15.00", "0.00", "?"]
 
 
 def test_pipes_in_cells_are_escaped() -> None:
