@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kvlint.linter import LintResult
     from kvlint.linter import Summary
 
-FORMATS = ("concise", "full", "json", "github", "sarif")
+FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab", "junit")
 SEVERITIES = ("error", "warning", "info")
 
 

@@ -17,6 +17,8 @@ REPORTERS: dict[str, str] = {
     "json": "kvlint.report.json:JsonReporter",
     "github": "kvlint.report.github:GithubReporter",
     "sarif": "kvlint.report.sarif:SarifReporter",
+    "gitlab": "kvlint.report.gitlab:GitlabReporter",
+    "junit": "kvlint.report.junit:JunitReporter",
 }
 
 
