@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ HF_CONFIGS = FIXTURES / "hf-configs"
 ENGINE_LOGS = FIXTURES / "engine-logs" / "engine_logs.jsonl"
 DEPLOYMENTS_REAL = FIXTURES / "deployments-real"
 SARIF_SCHEMA = FIXTURES / "schemas" / "sarif-schema-2.1.0.json"
+# The real corpus grown under issue 17 (its manifest: tests/fixtures/deployments-real-more/):
+# the projects' own files, kept beside ../shared's corpus rather than committed. The first of
+# these that exists: KVLINT_REAL_CORPUS, ../shared's folder, the team folder it is staged in.
+_CORPUS_PLACES = [
+    *([Path(os.environ["KVLINT_REAL_CORPUS"])] if os.environ.get("KVLINT_REAL_CORPUS") else []),
+    FIXTURES / "deployments-real-more",
+    REPO.parent / "team" / "deployments-real-more",
+]
+DEPLOYMENTS_REAL_MORE = next((p for p in _CORPUS_PLACES if p.is_dir()), _CORPUS_PLACES[0])
 
 requires_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason=f"{SHARED} is absent (a bare clone): shared fixtures not available"

@@ -16,10 +16,14 @@ from kvlint.deploy.carriers.kubernetes import group_env
 from kvlint.deploy.carriers.kubernetes import kind_of
 from kvlint.deploy.carriers.kubernetes import object_name
 from kvlint.deploy.carriers.kubernetes import pod_facts
+from kvlint.deploy.detect import image_engine
 from kvlint.deploy.groups import lws_gpus
 from kvlint.deploy.groups import ray_cluster_gpus
 from kvlint.deploy.search import ContainerSite
 from kvlint.deploy.search import containers
+from kvlint.deploy.search import image_text
+from kvlint.deploy.serving import engine_title
+from kvlint.deploy.serving import other_image
 from kvlint.deploy.serving import unread_resource
 from kvlint.deployment import Deployment
 from kvlint.finding import InputProblem
@@ -61,7 +65,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
         if dep is not None:
             deployments.append(dep)
     if not deployments:
-        reason = unread_resource(root)
+        reason = unread_resource(root) or _ray_nodes(read)
         if reason is not None:
             message = f"{label}: {reason}, so its settings are not checked"
             ctx.problems.append(InputProblem("KV905", root.span, message, Severity.WARNING))
@@ -95,6 +99,25 @@ def _deployment(
     elif site.cluster is not None and site.leader:
         dep.group_gpus = ray_cluster_gpus(site.cluster, problems)
     return dep
+
+
+def _ray_nodes(
+    read: list[tuple[ContainerSite, Deployment | None, list[InputProblem]]],
+) -> str | None:
+    """A Ray cluster whose nodes run an engine's image with no command of their own: the engine
+    is started by Ray code (a RayJob's entrypoint, a job submitted later) kvlint does not read."""
+    for site, _, _ in read:
+        if site.cluster is None:
+            continue
+        image, _ = image_text(site.container)
+        engine = image_engine(image) if image else None
+        stack = engine_title(engine) if engine is not None else other_image(image)
+        if stack is not None:
+            return (
+                f"it runs a Ray cluster of {stack} images (`{image}`) whose engine is started by "
+                f"Ray code kvlint does not read"
+            )
+    return None
 
 
 def _unit(site: ContainerSite) -> tuple[str, ...]:

@@ -126,6 +126,8 @@ KNOWN: dict[str, str] = {
     "mirostat": "1",
     "mirostat-ent": "1",
     "mirostat-lr": "1",
+    # common/arg.cpp `{"--mmap"}, {"--no-mmap"}` (memory-map the model; on by default)
+    "mmap": "0",
     "mmproj": "1",
     "mmproj-auto": "0",
     "mmproj-offload": "0",
@@ -294,6 +296,7 @@ ALIASES: dict[str, str] = {
     "--no-agent": "no:agent",
     "--no-cache-idle-slots": "no:cache-idle-slots",
     "--no-cache-prompt": "no:cache-prompt",
+    "--no-mmap": "no:mmap",
     "--no-cont-batching": "no:cont-batching",
     "--no-context-shift": "no:context-shift",
     "--no-cors-credentials": "no:cors-credentials",

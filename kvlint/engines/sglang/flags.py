@@ -36,6 +36,9 @@ KNOWN: dict[str, str] = {
     "crash-dump-folder": "1",
     "cuda-graph-backend-decode": "1",
     "cuda-graph-backend-prefill": "1",
+    # Retired before 0.5.23 (see LAST_SEEN): still taken by the releases images pin.
+    "cuda-graph-bs": "+",
+    "prefill-round-robin-balance": "0",
     "cuda-graph-bs-decode": "+",
     "cuda-graph-bs-prefill": "+",
     "cuda-graph-config": "1",
@@ -555,4 +558,17 @@ ALIASES: dict[str, str] = {
     "--pipeline-parallel-size": "pp-size",
     "--speculative-draft-model": "speculative-draft-model-path",
     "--tensor-parallel-size": "tp-size",
+}
+
+
+# Releases whose options the table holds: 0.5.23's in full, and the options an older release
+# took that 0.5.23 no longer has (LAST_SEEN), each with where that is said.
+RELEASES_READ: tuple[str, ...] = ("0.5.12", "0.5.23")
+LAST_SEEN: dict[str, str] = {
+    # Deprecated for --cuda-graph-bs-decode / -prefill (sgl-project/sglang#36089 review, "has
+    # been deprecated"; #38375 clears deprecated flags); absent from 0.5.23's server args.
+    "cuda-graph-bs": "0.5.12",
+    # "0.5.12 does; 0.5.20 refuses to start on it" (a launcher's version probe, read in the
+    # public code index); absent from 0.5.23.
+    "prefill-round-robin-balance": "0.5.12",
 }

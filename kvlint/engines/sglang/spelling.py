@@ -48,6 +48,8 @@ SPEC = EngineSpec(
     env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
     abbrev=True,  # argparse default: `--tp 2` is `--tp-size 2`
     model_flag="model-path",
+    releases_read=sglang_flags.RELEASES_READ,
+    last_seen=sglang_flags.LAST_SEEN,
 )
 
 ENGINE = Engine(SPEC)
