@@ -78,6 +78,8 @@ LOGGED: dict[str, tuple[type, ...]] = {
     "avail_mem_after_load_gib": _NUM,
     "trtllm_available_gib": _NUM,
     "kv_pool_gib": _NUM,
+    "kv_buffer_swa_mib": _NUM,
+    "non_memory_error": (str,),
 }
 # Figures a case must log at least one of to be worth replaying.
 OUTCOMES = (
@@ -87,6 +89,7 @@ OUTCOMES = (
     "kv_buffer_mib",
     "error",
     "max_concurrency",
+    "non_memory_error",
 )
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -274,15 +277,27 @@ def parallelism(case: dict[str, Any]) -> str:
 
 
 _CLASSES = (
-    ("vision", r"vl|vision|gemma-3-4b|gemma-3-12b|gemma-3-27b|llava|pixtral"),
+    ("vision", r"vl|vision|gemma-3-4b|gemma-3-12b|gemma-3-27b|llava|pixtral|minicpm-v|ocr"),
     ("mla", r"deepseek-v2|deepseek-v3|deepseek-r1(?!-distill)|kimi-k2|deepseek v3|deepseek2|mla"),
     (
         "hybrid linear",
-        r"qwen3\.5|qwen3\.6|qwen3\.8|qwen3-next|mamba|jamba|nemotron-h|granite-4|kimi-linear",
+        r"qwen3\.5|qwen3\.6|qwen3\.8|qwen3-next|coder-next|mamba|jamba|nemotron-h|granite-4|kimi-linear",
     ),
-    ("moe", r"mixtral|moe|a3b|a22b|a800m|gpt-oss|qwen3-30b|qwen3-235b|maverick|scout|glm-4\.5"),
+    (
+        "moe",
+        r"mixtral|moe|a3b|a10b|a22b|a800m|gpt-oss|qwen3-30b|qwen3-235b|maverick|scout|glm-4\.5"
+        r"|minimax-m2",
+    ),
     ("sliding window", r"gemma-2|gemma2|gemma-3|gemma3|mistral-7b-instruct-v0\.1"),
 )
+
+
+def _outcome(case: dict[str, Any]) -> str:
+    if case["logged"].get("error"):
+        return "refusal"
+    if case["logged"].get("non_memory_error"):
+        return "failed (not memory)"
+    return "started"
 
 
 def model_class(case: dict[str, Any]) -> str:
@@ -333,7 +348,7 @@ def spread(cases: Iterable[dict[str, Any]]) -> dict[str, Counter[str]]:
         "weights": Counter(quant_label(c) for c in cases),
         "KV cache dtype": Counter(kv_label(c) for c in cases),
         "CUDA graphs": Counter(_graphs(c.get("enforce_eager")) for c in cases),
-        "outcome": Counter("refusal" if c["logged"].get("error") else "started" for c in cases),
+        "outcome": Counter(_outcome(c) for c in cases),
     }
 
 

@@ -90,6 +90,14 @@ def test_check_catches_duplicates_reserved_sources_the_cap_and_a_stale_sources_m
     assert "SOURCES.md does not list o/r#2" in problems
 
 
+def test_a_failure_that_is_not_a_memory_refusal_is_its_own_outcome() -> None:
+    crashed = _case(logged={"weights_gib": 14.2, "non_memory_error": "EngineCore failed to start"})
+    assert engine_logs.check_case(crashed) == []
+    outcomes = engine_logs.spread([crashed, _case()])["outcome"]
+    assert outcomes["failed (not memory)"] == 1
+    assert "refusal" not in outcomes
+
+
 def test_a_source_counts_as_its_thread_its_repository_or_its_page() -> None:
     blob = "https://github.com/o/r/blob/" + "0" * 40 + "/logs/a.log"
     assert engine_logs.source_key("o/r#12") == "o/r#12"
