@@ -50,8 +50,6 @@ class EngineFacts(NamedTuple):
     quantised_v_without_flash: str | None = None
     # The engine puts layers on the GPU one by one (llama.cpp -ngl) rather than sharding them.
     offloads_layers: bool = False
-    # The engine compares its pool with first principles in kvlint's KV305 (memory-based pools).
-    memory_pool: bool = True
     parallel: ParallelRules = ParallelRules("engine")  # how it splits a model across GPUs
     # The cache dtypes it starts with, by release: (first release, the dtypes), oldest first;
     # and those every release starts with although an old release's list leaves them out.

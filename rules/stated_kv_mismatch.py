@@ -97,7 +97,8 @@ class StatedKvMismatch(Rule):
             raw = v.stated.raw
             off = n.percent_off(v.stated.value, v.correct)
             if v.claim == "gpus_needed":
-                users = dep.claims.concurrency or dep.max_num_seqs
+                cap = n.settled(sizing).max_num_seqs
+                users = dep.claims.concurrency or (cap if n.explicit(cap) else None)
                 message = (
                     f"`gpus_needed` {v.stated.value} cannot hold {n.model_name(spec)} and "
                     f"{users.value if users else '?'} sequences of {v.context} tokens: even "

@@ -54,5 +54,5 @@ class UnknownEngineFlag(InputProblemRule):
         # Flags the loader kept aside without an InputProblem of their own.
         for flag in dep.unknown_flags:
             if (flag.span.line, flag.span.column) not in seen:
-                engine = dep.engine.value
+                engine = sizing.facts.name if sizing.facts is not None else dep.engine.value
                 yield Problem(flag.span, f"`{flag.value}` is not a {engine} flag")

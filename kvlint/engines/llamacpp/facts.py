@@ -28,7 +28,6 @@ FACTS = EngineFacts(
     length_granularity=256,
     quantised_v_without_flash="refuses",
     offloads_layers=True,
-    memory_pool=False,
     cache_dtype_releases=(((0,), CACHE_TYPES),),
     parallel=ParallelRules("llamacpp", tensor=False),
 )

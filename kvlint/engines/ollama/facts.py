@@ -22,7 +22,6 @@ FACTS = EngineFacts(
     pool_is_cells=True,
     one_request_refusal="Ollama cannot hold one full-length request",
     quantised_v_without_flash="falls back",
-    memory_pool=False,
     cache_dtype_releases=(((0,), KV_CACHE_TYPES),),
     parallel=ParallelRules("ollama", tensor=False, pipeline=False),
 )
