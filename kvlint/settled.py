@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.parallel import ParallelRules
+from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from kvlint.gpus import GpuSpec
@@ -75,6 +76,55 @@ class EngineFacts(NamedTuple):
         return dict(self.spellings).get(field_name, field_name)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What the files ask an engine for: a Deployment's engine settings, typed and read once by
+    the engine's settle step, which turns it into a Settled. ``extras`` holds what the engine
+    reads from flags and environment variables that have no field of their own (vLLM's
+    ``--cpu-offload-gb``, TGI's ``ATTENTION``), keyed as the engine spells them. The solver
+    revises a request (``kvlint.engines.revise``) to ask what another setting would do."""
+
+    engine: str
+    span: Span  # the deployment: where an engine default is cited
+    engine_version: Sourced[str] | None = None
+    dtype: Sourced[str] | None = None
+    quantization: Sourced[str] | None = None
+    kv_cache_dtype: Sourced[str] | None = None
+    kv_cache_dtype_v: Sourced[str] | None = None
+    max_model_len: Sourced[int] | None = None
+    max_num_seqs: Sourced[int] | None = None
+    max_num_batched_tokens: Sourced[int] | None = None
+    memory_fraction: Sourced[float] | None = None
+    kv_cache_memory_bytes: Sourced[int] | None = None
+    num_gpu_blocks_override: Sourced[int] | None = None
+    tensor_parallel_size: Sourced[int] | None = None
+    pipeline_parallel_size: Sourced[int] | None = None
+    data_parallel_size: Sourced[int] | None = None
+    gpu_count: Sourced[int] | None = None
+    block_size: Sourced[int] | None = None
+    enforce_eager: Sourced[bool] | None = None
+    disable_sliding_window: Sourced[bool] | None = None
+    disable_hybrid_kv_cache_manager: Sourced[bool] | None = None
+    flash_attention: Sourced[str] | None = None
+    swa_full: Sourced[bool] | None = None
+    kv_unified: Sourced[bool] | None = None
+    n_gpu_layers: Sourced[int] | None = None
+    hf_overrides: Sourced[dict[str, Any]] | None = None
+    rope_scaling: Sourced[dict[str, Any]] | None = None
+    allow_long_max_model_len: Sourced[bool] | None = None
+    extras: dict[str, Sourced[Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, dep: Deployment, **extras: Sourced[Any] | None) -> Request:
+        """The request ``dep`` makes of its engine, with the engine's own extra inputs."""
+        values = {name: getattr(dep, name) for name in _REQUEST_FIELDS}
+        found = {key: value for key, value in extras.items() if value is not None}
+        return cls(engine=str(dep.engine.value), span=dep.span, extras=found, **values)
+
+    def extra(self, key: str) -> Sourced[Any] | None:
+        return self.extras.get(key)
+
+
 class PoolSwitch(NamedTuple):
     """A setting that makes the engine page windowed layers as full attention (KV305's cause)."""
 
@@ -91,6 +141,8 @@ class Settled:
     engine: str
     facts: EngineFacts
     span: Span  # the deployment: where an engine default is cited
+    request: Request  # what the files asked for (the solver revises it)
+    model: ModelSpec  # the model as its config says, before the deployment's overrides
     version: Sourced[str]  # the release sized as; default=True when no file names one
     version_numbers: tuple[int, ...] | None  # parsed; None for a build id or "latest"
     spec: ModelSpec  # the model with the deployment's length and RoPE overrides applied
@@ -136,3 +188,10 @@ class Settled:
     def written_version(self) -> tuple[int, ...] | None:
         """The release a file names, as numbers (None when no file names one)."""
         return None if self.version.default or self.version_assumed else self.version_numbers
+
+
+# The Deployment fields an engine reads (the rest say where it is written, what model it
+# serves and what a plan claims).
+_REQUEST_FIELDS = tuple(
+    name for name in Request.__dataclass_fields__ if name not in ("engine", "span", "extras")
+)

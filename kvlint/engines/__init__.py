@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Iterator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import Protocol
 from typing import cast
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from kvlint.gpus import GpuSpec
     from kvlint.model.spec import ModelSpec
     from kvlint.settled import EngineFacts
+    from kvlint.settled import Request
     from kvlint.settled import Settled
 
 
@@ -37,6 +39,10 @@ class ServingEngine(Protocol):
 
     def settle(self, dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled:
         """What it will run with: overrides applied, defaults filled and marked."""
+        ...
+
+    def resolve(self, request: Request, model: ModelSpec, gpu: GpuSpec | None) -> Settled:
+        """The settle step on a request already read (what ``revise`` and the solver use)."""
         ...
 
     def account(self, settled: Settled) -> EngineEstimate:
@@ -92,6 +98,49 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled | N
     if name not in HOMES:
         return None
     return home(name).settle(dep, spec, gpu)
+
+
+class _Keep:
+    """The default of ``revise``'s ``gpu``: the settled one (None is "no GPU")."""
+
+
+KEEP = _Keep()
+
+
+def revise(
+    settled: Settled,
+    *,
+    engine: str | None = None,
+    model: ModelSpec | None = None,
+    gpu: GpuSpec | _Keep | None = KEEP,
+    **fields: object,
+) -> Settled:
+    """``settled`` with the request's ``fields`` changed (``None`` clears one back to the engine
+    default), settled again: what the solver asks "and with TP 4?" of. ``engine`` settles the
+    same request under another engine; ``model`` and ``gpu`` replace the model and the GPU.
+
+    A changed value keeps the span of the value it replaces; one the files never set is cited
+    at the deployment, with the field's name as its key.
+    """
+    from dataclasses import replace
+
+    from kvlint.deployment import Sourced
+
+    request = settled.request
+    changes: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value is None:
+            changes[name] = None
+            continue
+        old = getattr(request, name)
+        span = old.span if isinstance(old, Sourced) else request.span._replace(key=name)
+        changes[name] = Sourced(value, span, raw=str(value))
+    target = canonical(engine) if engine is not None else settled.engine
+    revised = replace(request, engine=target, **changes)
+    if target != settled.engine:
+        revised = replace(revised, extras={})  # another engine's own flags do not carry over
+    chosen = settled.gpu if isinstance(gpu, _Keep) else gpu
+    return home(target).resolve(revised, model or settled.model, chosen)
 
 
 def account(settled: Settled) -> EngineEstimate:

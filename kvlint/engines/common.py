@@ -109,3 +109,8 @@ def without_storage(settled: Settled, base: EngineEstimate) -> EngineEstimate:
         return replace(base, missing=(f"cache storage of `{name}` (not known to kvlint)",))
     message = f"`{name}` is not a cache dtype {settled.facts.display} accepts"
     return replace(base, fits=False, error=message, refusal=Refusal.SETTING)
+
+
+def plain(sourced: Sourced[Any] | None) -> Any:
+    """A setting's value, None when unset."""
+    return None if sourced is None else sourced.value

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from kvlint.estimate import EngineEstimate
     from kvlint.gpus import GpuSpec
     from kvlint.model.spec import ModelSpec
+    from kvlint.settled import Request
     from kvlint.settled import Settled
 
 
@@ -31,6 +32,12 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled:
     from kvlint.engines.llamacpp.effective import settle as settle_llamacpp
 
     return settle_llamacpp(dep, spec, gpu)
+
+
+def resolve(request: Request, model: ModelSpec, gpu: GpuSpec | None) -> Settled:
+    from kvlint.engines.llamacpp.effective import resolve as resolve_llamacpp
+
+    return resolve_llamacpp(request, model, gpu)
 
 
 def account(settled: Settled) -> EngineEstimate:

@@ -21,6 +21,7 @@ from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
 from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Request
 from kvlint.settled import Settled
 
 
@@ -36,40 +37,53 @@ class LlamaCppSettled(Settled):
     layers_pinned: bool = False  # -ngl set: weights do not move to system memory
 
 
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of llama-server: its typed fields."""
+    return Request.of(dep)
+
+
 def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSettled:
     """What llama-server will run with for ``dep`` serving ``spec`` on ``gpu``."""
-    here = dep.span
-    version = dep.engine_version or Sourced(NEWEST["llamacpp"], here, default=True)
+    return resolve(read(dep), spec, gpu)
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSettled:
+    """llama-server's defaults filled into ``req``, its overrides applied to ``model``."""
+    spec = model
+    here = req.span
+    version = req.engine_version or Sourced(NEWEST["llamacpp"], here, default=True)
     train = spec.max_position_embeddings or D.LLAMACPP_DEFAULT_CTX_OLD
-    ctx = dep.max_model_len
+    ctx = req.max_model_len
     ctx_size = ctx.value if ctx is not None and ctx.value else None
-    parallel = dep.max_num_seqs.value if dep.max_num_seqs is not None else None
+    parallel = req.max_num_seqs.value if req.max_num_seqs is not None else None
     auto = parallel is None or parallel < 0
-    type_k = dep.kv_cache_dtype
-    type_v = dep.kv_cache_dtype_v
+    type_k = req.kv_cache_dtype
+    type_v = req.kv_cache_dtype_v
     k_name = str(type_k.value) if type_k is not None else "f16"
     # -ctk and -ctv are set apart (common/arg.cpp): V stays f16 unless -ctv says otherwise.
     v_name = str(type_v.value) if type_v is not None else "f16"
     types, cache_note = storage(k_name, spec.dtype, v_name)
     derived = derived_max_model_len(spec)
-    flash = dep.flash_attention
+    flash = req.flash_attention
     if flash is not None:
         flash = Sourced(str(flash.value).lower(), flash.span, flash.raw)
     return LlamaCppSettled(
         engine="llamacpp",
         facts=FACTS,
         span=here,
+        request=req,
+        model=model,
         version=version,
         version_numbers=None,
-        version_assumed=dep.engine_version is None,
+        version_assumed=req.engine_version is None,
         spec=spec,
         gpu=gpu,
-        gpu_count=dep.gpu_count,
+        gpu_count=req.gpu_count,
         max_model_len=ctx if ctx is not None and ctx_size else Sourced(train, here, default=True),
         derived_max_model_len=derived,
         length_origin=length_origin(spec, derived),
         allow_long=None,
-        max_num_seqs=dep.max_num_seqs
+        max_num_seqs=req.max_num_seqs
         if not auto
         else Sourced(D.LLAMACPP_AUTO_PARALLEL, here, default=True),
         max_num_batched_tokens=None,
@@ -83,15 +97,15 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSet
         data_parallel_size=Sourced(1, here, default=True),
         block_size=None,
         enforce_eager=None,
-        quantization=dep.quantization,
-        dtype=dep.dtype,
+        quantization=req.quantization,
+        dtype=req.dtype,
         flash_attention=flash,
-        n_gpu_layers=dep.n_gpu_layers,
+        n_gpu_layers=req.n_gpu_layers,
         cache_note=cache_note,
         ctx_size=ctx_size,
         parallel=parallel,
-        unified=dep.kv_unified.value if dep.kv_unified is not None else None,
-        swa_full=switch(dep.swa_full),
-        auto_fit=D.llamacpp_auto_fit(str(dep.engine_version.value) if dep.engine_version else None),
-        layers_pinned=dep.n_gpu_layers is not None,
+        unified=req.kv_unified.value if req.kv_unified is not None else None,
+        swa_full=switch(req.swa_full),
+        auto_fit=D.llamacpp_auto_fit(str(req.engine_version.value) if req.engine_version else None),
+        layers_pinned=req.n_gpu_layers is not None,
     )

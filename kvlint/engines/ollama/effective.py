@@ -20,6 +20,7 @@ from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
 from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.versions import parse_version
 
@@ -32,22 +33,37 @@ class OllamaSettled(Settled):
     flash: bool = False
 
 
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of Ollama: its typed fields, and the flags and environment variables
+    it reads that have no field (read here and nowhere else)."""
+    return Request.of(
+        dep,
+        **{"OLLAMA_FLASH_ATTENTION": dep.env.get("OLLAMA_FLASH_ATTENTION")},
+    )
+
+
 def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> OllamaSettled:
     """What Ollama will run with for ``dep`` serving ``spec`` on ``gpu``."""
-    here = dep.span
-    version = dep.engine_version or Sourced(NEWEST["ollama"], here, default=True)
+    return resolve(read(dep), spec, gpu)
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettled:
+    """Ollama's defaults filled into ``req``, its overrides applied to ``model``."""
+    spec = model
+    here = req.span
+    version = req.engine_version or Sourced(NEWEST["ollama"], here, default=True)
     notes: list[str] = []
-    num_ctx = dep.max_model_len
+    num_ctx = req.max_model_len
     if not (num_ctx and num_ctx.value):
         num_ctx = Sourced(D.OLLAMA_CONTEXT_LENGTH, here, default=True)
         notes.append(f"default OLLAMA_CONTEXT_LENGTH {num_ctx.value}")
-    num_parallel = dep.max_num_seqs
+    num_parallel = req.max_num_seqs
     if not (num_parallel and num_parallel.value):
         num_parallel = Sourced(D.OLLAMA_NUM_PARALLEL, here, default=True)
         notes.append(f"default OLLAMA_NUM_PARALLEL {num_parallel.value}")
-    flash_value = dep.flash_attention or dep.env.get("OLLAMA_FLASH_ATTENTION")
+    flash_value = req.flash_attention or req.extra("OLLAMA_FLASH_ATTENTION")
     flash = switch(flash_value)
-    asked = dep.kv_cache_dtype
+    asked = req.kv_cache_dtype
     cache_dtype = (
         Sourced(str(asked.value).lower(), asked.span, asked.raw)
         if asked is not None
@@ -66,12 +82,14 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> OllamaSettl
         engine="ollama",
         facts=FACTS,
         span=here,
+        request=req,
+        model=model,
         version=version,
         version_numbers=parse_version(str(version.value)),
-        version_assumed=dep.engine_version is None,
+        version_assumed=req.engine_version is None,
         spec=spec,
         gpu=gpu,
-        gpu_count=dep.gpu_count,
+        gpu_count=req.gpu_count,
         max_model_len=num_ctx,
         derived_max_model_len=derived,
         length_origin=length_origin(spec, derived),
@@ -88,8 +106,8 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> OllamaSettl
         data_parallel_size=Sourced(1, here, default=True),
         block_size=None,
         enforce_eager=None,
-        quantization=dep.quantization,
-        dtype=dep.dtype,
+        quantization=req.quantization,
+        dtype=req.dtype,
         flash_attention=Sourced("on" if flash else "off", flash_value.span, flash_value.raw)
         if flash_value is not None
         else None,

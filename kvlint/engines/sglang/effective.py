@@ -14,7 +14,7 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import parallel_size
-from kvlint.engines.common import setting
+from kvlint.engines.common import plain
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.sglang import defaults as D
@@ -25,6 +25,7 @@ from kvlint.model.overrides import length_origin
 from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import PoolSwitch
+from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.versions import parse_version
 
@@ -55,59 +56,81 @@ def context_length(spec: ModelSpec) -> int:
 SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
 
 
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of SGLang: its typed fields, and the flags and environment variables
+    it reads that have no field (read here and nowhere else)."""
+    return Request.of(
+        dep,
+        **{
+            "enable-dp-attention": dep.settings.get("enable-dp-attention"),
+            "disable-hybrid-swa-memory": dep.settings.get("disable-hybrid-swa-memory"),
+            "swa-full-tokens-ratio": dep.settings.get("swa-full-tokens-ratio"),
+            "max-total-tokens": dep.settings.get("max-total-tokens"),
+        },
+    )
+
+
 def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> SglangSettled:
     """What SGLang will run with for ``dep`` serving ``spec`` on ``gpu``."""
-    here = dep.span
-    version = dep.engine_version or Sourced(NEWEST["sglang"], here, default=True)
-    spec = with_length_overrides(spec, dep.hf_overrides.value if dep.hf_overrides else None)
+    return resolve(read(dep), spec, gpu)
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettled:
+    """SGLang's defaults filled into ``req``, its overrides applied to ``model``."""
+    spec = model
+    here = req.span
+    version = req.engine_version or Sourced(NEWEST["sglang"], here, default=True)
+    spec = with_length_overrides(model, req.hf_overrides.value if req.hf_overrides else None)
     derived = context_length(spec)
-    notes = [f"SGLang {version.value}" + ("" if dep.engine_version else " (newest known)")]
-    context = dep.max_model_len
+    notes = [f"SGLang {version.value}" + ("" if req.engine_version else " (newest known)")]
+    context = req.max_model_len
     if not (context and context.value):
         context = Sourced(derived, here, default=True)
         notes.append(f"default context length {context.value:,} (the model's)")
-    tp = parallel_size(dep.tensor_parallel_size, here)
-    pp = parallel_size(dep.pipeline_parallel_size, here)
-    dp = parallel_size(dep.data_parallel_size, here)
-    dp_attention = dp.value if setting(dep.settings, "enable-dp-attention") else 0
+    tp = parallel_size(req.tensor_parallel_size, here)
+    pp = parallel_size(req.pipeline_parallel_size, here)
+    dp = parallel_size(req.data_parallel_size, here)
+    dp_attention = dp.value if switch(req.extra("enable-dp-attention")) else 0
     total = gpu.total_bytes if gpu is not None else None
-    fraction = dep.memory_fraction
+    fraction = req.memory_fraction
     if fraction is None:
         value = D.sglang_mem_fraction_static(total, tp.value, pp.value, dp_attention)
         fraction = Sourced(value, here, default=True)
         notes.append(f"default mem_fraction_static {value:g}")
-    cache = dep.kv_cache_dtype
+    cache = req.kv_cache_dtype
     cache_dtype = (
         Sourced(str(cache.value).lower(), cache.span, cache.raw)
         if cache is not None
         else Sourced("auto", here, default=True)
     )
     # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
-    types, cache_note = storage(cache_dtype.value, computed_dtype(dep.dtype, spec))
-    disable_swa = dep.settings.get("disable-hybrid-swa-memory")
+    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
+    disable_swa = req.extra("disable-hybrid-swa-memory")
     switches: tuple[PoolSwitch, ...] = ()
     if disable_swa is not None and switch(disable_swa):
         switches = (
             PoolSwitch("disable_hybrid_swa_memory", disable_swa, "the hybrid SWA pool is disabled"),
         )
-    ratio = setting(dep.settings, "swa-full-tokens-ratio")
-    user_total = setting(dep.settings, "max-total-tokens")
+    ratio = plain(req.extra("swa-full-tokens-ratio"))
+    user_total = plain(req.extra("max-total-tokens"))
     return SglangSettled(
         engine="sglang",
         facts=FACTS,
         span=here,
+        request=req,
+        model=model,
         version=version,
         version_numbers=parse_version(str(version.value)),
-        version_assumed=dep.engine_version is None,
+        version_assumed=req.engine_version is None,
         spec=spec,
         gpu=gpu,
-        gpu_count=dep.gpu_count,
+        gpu_count=req.gpu_count,
         max_model_len=context,
         derived_max_model_len=derived,
         length_origin=length_origin(spec, derived),
-        allow_long=dep.allow_long_max_model_len,
-        max_num_seqs=dep.max_num_seqs,
-        max_num_batched_tokens=dep.max_num_batched_tokens,
+        allow_long=req.allow_long_max_model_len,
+        max_num_seqs=req.max_num_seqs,
+        max_num_batched_tokens=req.max_num_batched_tokens,
         memory_fraction=fraction,
         kv_cache_memory_bytes=None,
         cache_dtype=cache_dtype,
@@ -116,11 +139,11 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> SglangSettl
         tensor_parallel_size=tp,
         pipeline_parallel_size=pp,
         data_parallel_size=dp,
-        block_size=dep.block_size or Sourced(D.SGLANG_PAGE_SIZE, here, default=True),
-        enforce_eager=dep.enforce_eager,
-        quantization=dep.quantization,
-        dtype=dep.dtype,
-        hf_overrides=dep.hf_overrides,
+        block_size=req.block_size or Sourced(D.SGLANG_PAGE_SIZE, here, default=True),
+        enforce_eager=req.enforce_eager,
+        quantization=req.quantization,
+        dtype=req.dtype,
+        hf_overrides=req.hf_overrides,
         pool_switches=switches,
         cache_note=cache_note,
         notes=tuple(notes),

@@ -15,7 +15,7 @@ from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import derived_max_model_len
 from kvlint.engines.common import parallel_size
-from kvlint.engines.common import setting
+from kvlint.engines.common import plain
 from kvlint.engines.common import storage
 from kvlint.engines.tgi import defaults as D
 from kvlint.engines.tgi.facts import FACTS
@@ -23,6 +23,7 @@ from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
 from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.versions import parse_version
 
@@ -36,44 +37,65 @@ class TgiSettled(Settled):
     max_batch_total_tokens: int | None = None  # deprecated for flash models: ignored
 
 
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of TGI: its typed fields, and the flags and environment variables
+    it reads that have no field (read here and nowhere else)."""
+    return Request.of(
+        dep,
+        **{
+            "ATTENTION": dep.env.get("ATTENTION"),
+            "TGI_WIGGLE_ROOM": dep.env.get("TGI_WIGGLE_ROOM"),
+            "max-batch-total-tokens": dep.settings.get("max-batch-total-tokens"),
+        },
+    )
+
+
 def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
     """What TGI will run with for ``dep`` serving ``spec`` on ``gpu``."""
-    here = dep.span
-    version = dep.engine_version or Sourced(NEWEST["tgi"], here, default=True)
-    shards = dep.tensor_parallel_size
-    if shards is None and dep.gpu_count is not None and dep.gpu_count.value > 0:
-        shards = Sourced(dep.gpu_count.value, dep.gpu_count.span, default=True)
-    fraction = dep.memory_fraction or Sourced(D.TGI_CUDA_MEMORY_FRACTION, here, default=True)
+    return resolve(read(dep), spec, gpu)
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
+    """TGI's defaults filled into ``req``, its overrides applied to ``model``."""
+    spec = model
+    here = req.span
+    version = req.engine_version or Sourced(NEWEST["tgi"], here, default=True)
+    shards = req.tensor_parallel_size
+    if shards is None and req.gpu_count is not None and req.gpu_count.value > 0:
+        shards = Sourced(req.gpu_count.value, req.gpu_count.span, default=True)
+    fraction = req.memory_fraction or Sourced(D.TGI_CUDA_MEMORY_FRACTION, here, default=True)
     positions = spec.max_position_embeddings or 4096
     derived = derived_max_model_len(spec)
-    cache = dep.kv_cache_dtype
+    cache = req.kv_cache_dtype
     cache_dtype = (
         Sourced(str(cache.value).lower(), cache.span, cache.raw)
         if cache is not None
         else Sourced("auto", here, default=True)
     )
     # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
-    types, cache_note = storage(cache_dtype.value, computed_dtype(dep.dtype, spec))
-    attention = dep.env.get("ATTENTION")
-    wiggle = dep.env.get("TGI_WIGGLE_ROOM")
-    user_batch = setting(dep.settings, "max-batch-total-tokens")
-    notes = [f"TGI {version.value}" + ("" if dep.engine_version else " (newest known)")]
+    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
+    attention = req.extra("ATTENTION")
+    wiggle = req.extra("TGI_WIGGLE_ROOM")
+    user_batch = plain(req.extra("max-batch-total-tokens"))
+    notes = [f"TGI {version.value}" + ("" if req.engine_version else " (newest known)")]
     return TgiSettled(
         engine="tgi",
         facts=FACTS,
         span=here,
+        request=req,
+        model=model,
         version=version,
         version_numbers=parse_version(str(version.value)),
-        version_assumed=dep.engine_version is None,
+        version_assumed=req.engine_version is None,
         spec=spec,
         gpu=gpu,
-        gpu_count=dep.gpu_count,
-        max_model_len=dep.max_model_len or Sourced(positions, here, default=True),
+        gpu_count=req.gpu_count,
+        max_model_len=req.max_model_len or Sourced(positions, here, default=True),
         derived_max_model_len=derived,
         length_origin=length_origin(spec, derived),
         allow_long=None,
-        max_num_seqs=dep.max_num_seqs,
-        max_num_batched_tokens=dep.max_num_batched_tokens,
+        max_num_seqs=req.max_num_seqs,
+        max_num_batched_tokens=req.max_num_batched_tokens,
         memory_fraction=fraction,
         kv_cache_memory_bytes=None,
         cache_dtype=cache_dtype,
@@ -86,9 +108,9 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
             D.tgi_block_size(attention.value if attention else None), here, default=True
         ),
         enforce_eager=None,
-        quantization=dep.quantization,
-        dtype=dep.dtype,
-        hf_overrides=dep.hf_overrides,
+        quantization=req.quantization,
+        dtype=req.dtype,
+        hf_overrides=req.hf_overrides,
         cache_note=cache_note,
         notes=tuple(notes),
         attention=attention.value if attention else None,

@@ -18,7 +18,6 @@ from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import derived_max_model_len
 from kvlint.engines.common import parallel_size
-from kvlint.engines.common import setting
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.vllm import defaults as D
@@ -29,6 +28,7 @@ from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import PoolSwitch
+from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.units import INT64_MAX
 from kvlint.units import GiB
@@ -107,22 +107,44 @@ class VllmSettled(Settled):
         return batches * self.batched
 
 
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of vLLM: its typed fields, and the flags and environment variables
+    vLLM reads that have no field (read here and nowhere else)."""
+    return Request.of(
+        dep,
+        **{
+            D.CHUNKED_LOCAL_ENV: dep.env.get(D.CHUNKED_LOCAL_ENV),
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN": dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"),
+            "VLLM_ATTENTION_BACKEND": dep.env.get("VLLM_ATTENTION_BACKEND"),
+            "attention-backend": dep.settings.get("attention-backend"),
+            "cpu-offload-gb": dep.settings.get("cpu-offload-gb"),
+            "enforce-eager": dep.settings.get("enforce-eager"),
+        },
+    )
+
+
 def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     """What vLLM will run with for ``dep`` serving ``spec`` on ``gpu``."""
-    here = dep.span
-    written = dep.engine_version
+    return resolve(read(dep), spec, gpu)
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
+    """vLLM's defaults for the version and GPU filled into ``req``, its overrides applied to
+    ``model``."""
+    here = req.span
+    written = req.engine_version
     numbers, assumed = D.vllm_version(written.value if written else None)
     version = written or Sourced(version_label(numbers), here, default=True)
     defaults = D.vllm_defaults(numbers, gpu)
     defaulted: list[str] = []
     spec = with_length_overrides(
-        spec,
-        dep.hf_overrides.value if dep.hf_overrides else None,
-        dep.rope_scaling.value if dep.rope_scaling else None,
+        model,
+        req.hf_overrides.value if req.hf_overrides else None,
+        req.rope_scaling.value if req.rope_scaling else None,
     )
     derived = derived_max_model_len(spec, numbers)
 
-    asked = dep.max_model_len
+    asked = req.max_model_len
     auto = asked is not None and (asked.value < 0 or (asked.raw or "").strip().lower() == "auto")
     max_model_len: Sourced[int]
     if asked is None or asked.value <= 0:
@@ -132,10 +154,10 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled
         max_model_len = asked
 
     has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
-    block_size = dep.block_size or Sourced(
+    block_size = req.block_size or Sourced(
         D.vllm_block_size(has_mla, numbers, gpu), here, default=True
     )
-    cache_dtype = dep.kv_cache_dtype
+    cache_dtype = req.kv_cache_dtype
     if cache_dtype is not None:
         cache_dtype = Sourced(str(cache_dtype.value).lower(), cache_dtype.span, cache_dtype.raw)
     elif spec.model_type in SPARSE_MLA_MODEL_TYPES:
@@ -144,15 +166,15 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled
     else:
         cache_dtype = Sourced("auto", here, default=True)
 
-    fraction = dep.memory_fraction
+    fraction = req.memory_fraction
     if fraction is None:
         fraction = Sourced(defaults.gpu_memory_utilization, here, default=True)
         defaulted.append(f"gpu_memory_utilization {fraction.value:g}")
-    seqs = dep.max_num_seqs
+    seqs = req.max_num_seqs
     if seqs is None:
         seqs = Sourced(defaults.max_num_seqs, here, default=True)
         defaulted.append(f"max_num_seqs {seqs.value}")
-    batched = dep.max_num_batched_tokens
+    batched = req.max_num_batched_tokens
     if batched is None:
         value = defaults.max_num_batched_tokens
         if numbers < (0, 8) and max_model_len.value <= 32768:
@@ -161,18 +183,18 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled
         batched = Sourced(value, here, default=True)
         defaulted.append(f"max_num_batched_tokens {value}")
 
-    hybrid = not switch(dep.disable_hybrid_kv_cache_manager)
+    hybrid = not switch(req.disable_hybrid_kv_cache_manager)
     off_by_default: str | None = None
     if hybrid and any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
         # Chunked-local attention and the hybrid manager, by release (vllm/config/vllm.py;
         # defaults.vllm_chunked_local_hybrid says which releases turn it off by default).
-        allow = dep.env.get(D.CHUNKED_LOCAL_ENV)
+        allow = req.extra(D.CHUNKED_LOCAL_ENV)
         if not D.vllm_chunked_local_hybrid(numbers, allow.value if allow else None):
             hybrid, off_by_default = False, "chunked"
             defaulted.append(
                 f"hybrid KV cache off for chunked attention ({D.CHUNKED_LOCAL_ENV} unset or 0)"
             )
-    if switch(dep.disable_sliding_window):
+    if switch(req.disable_sliding_window):
         hybrid, off_by_default = False, None
     if hybrid and spec.model_type.startswith("gemma4") and numbers < GEMMA4_HYBRID_SINCE:
         hybrid, off_by_default = False, "release"
@@ -181,30 +203,30 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled
             "attention (vllm-project/vllm#43308)"
         )
 
-    allow_long = dep.allow_long_max_model_len
-    env_long = dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    allow_long = req.allow_long_max_model_len
+    env_long = req.extra("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
     if env_long is not None and env_long.value.strip().lower() in ("1", "true"):
         allow_long = Sourced(True, env_long.span, env_long.raw)
 
-    eager = dep.enforce_eager
-    if eager is None and setting(dep.settings, "enforce-eager"):
+    eager = req.enforce_eager
+    if eager is None and switch(req.extra("enforce-eager")):
         eager = Sourced(True, here)
-    backend = dep.env.get("VLLM_ATTENTION_BACKEND") or _sourced_str(
-        dep.settings.get("attention-backend")
-    )
+    backend = req.extra("VLLM_ATTENTION_BACKEND") or _sourced_str(req.extra("attention-backend"))
     # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
-    types, cache_note = storage(cache_dtype.value, computed_dtype(dep.dtype, spec))
+    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
 
     return VllmSettled(
         engine="vllm",
         facts=FACTS,
         span=here,
+        request=req,
+        model=model,
         version=version,
         version_numbers=numbers,
         version_assumed=assumed,
         spec=spec,
         gpu=gpu,
-        gpu_count=dep.gpu_count,
+        gpu_count=req.gpu_count,
         max_model_len=max_model_len,
         derived_max_model_len=derived,
         length_origin=length_origin(spec, derived),
@@ -212,36 +234,36 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> VllmSettled
         max_num_seqs=seqs,
         max_num_batched_tokens=batched,
         memory_fraction=fraction,
-        kv_cache_memory_bytes=dep.kv_cache_memory_bytes,
+        kv_cache_memory_bytes=req.kv_cache_memory_bytes,
         cache_dtype=cache_dtype,
         cache_dtype_v=None,
         cache_types=types,
-        tensor_parallel_size=parallel_size(dep.tensor_parallel_size, here),
-        pipeline_parallel_size=parallel_size(dep.pipeline_parallel_size, here),
-        data_parallel_size=parallel_size(dep.data_parallel_size, here),
+        tensor_parallel_size=parallel_size(req.tensor_parallel_size, here),
+        pipeline_parallel_size=parallel_size(req.pipeline_parallel_size, here),
+        data_parallel_size=parallel_size(req.data_parallel_size, here),
         block_size=block_size,
         enforce_eager=eager,
-        quantization=dep.quantization,
-        dtype=dep.dtype,
-        cpu_offload_bytes=_cpu_offload(dep),
+        quantization=req.quantization,
+        dtype=req.dtype,
+        cpu_offload_bytes=_cpu_offload(req),
         attention_backend=backend,
-        hf_overrides=dep.hf_overrides,
-        pool_switches=_pool_switches(dep),
+        hf_overrides=req.hf_overrides,
+        pool_switches=_pool_switches(req),
         cache_note=cache_note,
         hybrid_kv_cache=hybrid,
         hybrid_off_by_default=off_by_default,
         auto_max_model_len=auto,
-        num_gpu_blocks_override=dep.num_gpu_blocks_override.value
-        if dep.num_gpu_blocks_override
+        num_gpu_blocks_override=req.num_gpu_blocks_override.value
+        if req.num_gpu_blocks_override
         else None,
         defaulted=tuple(defaulted),
     )
 
 
-def _cpu_offload(dep: Deployment) -> Sourced[int] | None:
+def _cpu_offload(req: Request) -> Sourced[int] | None:
     """``--cpu-offload-gb``: GiB of weights per GPU kept in CPU memory (vllm/config/cache.py),
     in bytes; the flag table reads it as a number in args and config files alike."""
-    value = dep.settings.get("cpu-offload-gb")
+    value = req.extra("cpu-offload-gb")
     if value is None:
         return None
     number = value.value
@@ -260,16 +282,16 @@ def _sourced_str(value: Sourced[Any] | None) -> Sourced[str] | None:
     return None if value is None else Sourced(str(value.value), value.span, value.raw)
 
 
-def _pool_switches(dep: Deployment) -> tuple[PoolSwitch, ...]:
+def _pool_switches(req: Request) -> tuple[PoolSwitch, ...]:
     """The settings that page windowed layers as full attention, for KV305's cause."""
     found = []
     for value, key, text in (
         (
-            dep.disable_hybrid_kv_cache_manager,
+            req.disable_hybrid_kv_cache_manager,
             "disable_hybrid_kv_cache_manager",
             "the hybrid KV cache manager is disabled",
         ),
-        (dep.disable_sliding_window, "disable_sliding_window", "the sliding window is disabled"),
+        (req.disable_sliding_window, "disable_sliding_window", "the sliding window is disabled"),
     ):
         if value is not None and switch(value):
             found.append(PoolSwitch(key, value, text))
