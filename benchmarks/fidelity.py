@@ -227,6 +227,8 @@ class Replay:
         one of those is a false alarm)."""
         if self.logged.get("error"):
             return self.verdict()
+        if self.logged.get("non_memory_error"):
+            return None  # it failed for another reason: neither a start nor a refusal
         if self.free is None or self.free.fits is None:
             return None
         return (not self.free.fits, False)

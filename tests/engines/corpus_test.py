@@ -98,6 +98,16 @@ def test_a_failure_that_is_not_a_memory_refusal_is_its_own_outcome() -> None:
     assert "refusal" not in outcomes
 
 
+def test_fidelity_scores_no_verdict_on_a_failure_that_is_not_a_memory_refusal() -> None:
+    from benchmarks.fidelity import replay
+
+    started = next(c for c in CASES if c["id"].endswith("-v0110-demoenvl4"))
+    assert replay(started).start_verdict() == (False, False)
+    crashed = copy.deepcopy(started)
+    crashed["logged"]["non_memory_error"] = "EngineCore failed to start"
+    assert replay(crashed).start_verdict() is None
+
+
 def test_a_source_counts_as_its_thread_its_repository_or_its_page() -> None:
     blob = "https://github.com/o/r/blob/" + "0" * 40 + "/logs/a.log"
     assert engine_logs.source_key("o/r#12") == "o/r#12"
