@@ -116,6 +116,22 @@ def printable(text: str) -> str:
 NOT_CHECKED = "; not checked without the model: "
 
 
+# A finding's message is one line a person reads: a value quoted from an 80 KB line is cut in
+# its middle, the start and the end of the message kept (the end often says what to do).
+MAX_MESSAGE = 2_000
+_HEAD, _TAIL = 1_400, 400
+
+
+def message_text(text: str) -> str:
+    """A message as reports print it: control characters escaped (``printable``), and cut in
+    the middle past ``MAX_MESSAGE`` characters, saying how much was left out."""
+    text = printable(text)
+    if len(text) <= MAX_MESSAGE:
+        return text
+    cut = len(text) - _HEAD - _TAIL
+    return f"{text[:_HEAD]}[... {cut:,} characters ...]{text[-_TAIL:]}"
+
+
 class InputProblem(NamedTuple):
     """Something wrong with the input itself, found while reading it (KV5xx / KV9xx)."""
 

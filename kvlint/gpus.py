@@ -752,38 +752,58 @@ def lookup_gpu(name: str) -> GpuSpec | None:
     # "NVIDIA-H100-80GB-HBM3-MIG-..." style suffixes and memory sizes the alias list lacks:
     # drop trailing words one at a time ("h100-sxm5-80gb-hbm3" -> "h100-sxm5-80gb" -> ...).
     words = key.split("-")
-    for end in range(len(words) - 1, 0, -1):
+    sizes = _Sizes(words)
+    for end in range(min(len(words) - 1, _MAX_WORDS), 0, -1):
         candidate = "-".join(words[:end])
-        if candidate in _INDEX and not _conflicting_size(words[end:], _INDEX[candidate]):
+        if candidate in _INDEX and not sizes.conflict(_INDEX[candidate], 0, end):
             return _INDEX[candidate]
-    return _within(words)
+    return _within(words, sizes)
 
 
-def _within(words: list[str]) -> GpuSpec | None:
+# The most words of any known name: a longer run of words names nothing, so none is tried
+# (trying every run of a 4 KB node label's words was cubic: 283 s, issue 15).
+_MAX_WORDS = max(len(name.split("-")) for name in (*_INDEX, *_INSTANCE_INDEX))
+_SIZE_WORD_RE = re.compile(r"(\d+)gb?")
+_DIGIT_RE = re.compile(r"\d")
+
+
+class _Sizes:
+    """The memory sizes the words state (``80gb``), so that a name is refused when a word
+    outside it states a size the entry does not have, in constant time per candidate."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.numbers = [
+            match.group(1) if (match := _SIZE_WORD_RE.fullmatch(word)) else None for word in words
+        ]
+        self._foreign: dict[str, int] = {}  # entry key -> size words not of that entry
+
+    def _count(self, numbers: list[str | None], key: str) -> int:
+        return sum(1 for number in numbers if number is not None and number not in key)
+
+    def conflict(self, gpu: GpuSpec, start: int, end: int) -> bool:
+        """Whether a word outside ``words[start:end]`` states a size ``gpu`` does not have."""
+        key = gpu.key.lower()
+        total = self._foreign.get(key)
+        if total is None:
+            total = self._foreign[key] = self._count(self.numbers, key)
+        return total - self._count(self.numbers[start:end], key) > 0
+
+
+def _within(words: list[str], sizes: _Sizes) -> GpuSpec | None:
     """A known name inside free text (``AWS g5.48xlarge (8x NVIDIA A10G 24GB)``): the longest
     run of words that names an instance type or a GPU, and holds a digit (every GPU name does),
     so that words such as ``single`` or ``with`` never match."""
-    for length in range(len(words) - 1, 0, -1):
+    for length in range(min(len(words) - 1, _MAX_WORDS), 0, -1):
         for start in range(len(words) - length + 1):
-            run = words[start : start + length]
-            candidate = "-".join(run)
-            if not any(ch.isdigit() for ch in candidate):
+            candidate = "-".join(words[start : start + length])
+            if not _DIGIT_RE.search(candidate):
                 continue
             if candidate in _INSTANCE_INDEX:
                 return _BY_KEY[_INSTANCE_INDEX[candidate][0]]
-            rest = words[:start] + words[start + length :]
-            if candidate in _INDEX and not _conflicting_size(rest, _INDEX[candidate]):
-                return _INDEX[candidate]
+            gpu = _INDEX.get(candidate)
+            if gpu is not None and not sizes.conflict(gpu, start, start + length):
+                return gpu
     return None
-
-
-def _conflicting_size(dropped: list[str], gpu: GpuSpec) -> bool:
-    """True when a dropped word states a memory size that the entry does not have."""
-    for word in dropped:
-        match = re.fullmatch(r"(\d+)gb?", word)
-        if match and match.group(1) not in gpu.key.lower():
-            return True
-    return False
 
 
 # A MIG slice: `NVIDIA-A100-SXM4-80GB-MIG-3g.40gb` (the feature discovery label under the mixed

@@ -28,6 +28,7 @@ from kvlint.finding import InputProblem
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.finding import message_text
 from kvlint.finding import printable
 from kvlint.isolation import PluginFailure
 from kvlint.sizing_cache import SizingCache
@@ -244,7 +245,7 @@ class Run:
             cls.name,
             severity,
             problem.span,
-            printable(problem.message),  # values quoted from the file: no control characters
+            message_text(problem.message),  # values quoted from the file: no control characters
             problem.fix,
             problem.numbers,
         )
@@ -257,7 +258,7 @@ class Run:
                 "input-problem",
                 problem.severity,
                 problem.span,
-                printable(problem.message),
+                message_text(problem.message),
             )
         # The reader's severity, as the deployment-level route keeps it (rules/_input_problem.py);
         # a severity configured for the rule still wins.
@@ -393,7 +394,13 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
     except Exception as exc:  # a loader bug must not end the run: report it on this file
         message = f"internal error while reading the file: {_crash(exc)}"
         return [], [
-            Finding(INTERNAL, "internal-error", Severity.ERROR, Span(display, 1, 1), message)
+            Finding(
+                INTERNAL,
+                "internal-error",
+                Severity.ERROR,
+                Span(display, 1, 1),
+                message_text(message),
+            )
         ]
 
     # The loader may also list each deployment's own problems at file level: those reach the
@@ -563,7 +570,9 @@ def _check_deployment(
         sized = True
     except Exception as exc:  # an arithmetic bug must not end the run
         message = f"internal error while sizing `{dep.name}`: {_crash(exc)}"
-        findings.append(Finding(INTERNAL, "internal-error", Severity.ERROR, dep.span, message))
+        findings.append(
+            Finding(INTERNAL, "internal-error", Severity.ERROR, dep.span, message_text(message))
+        )
         sizing, sized = Sizing(spec=spec, kv=None, gpu=None, engine=None), False
     engine = str(dep.engine.value)
     for cls in run.registry:
@@ -580,7 +589,9 @@ def _check_deployment(
                 f"deployment are missing: {failure.reason}"
             )
             findings.append(
-                Finding(RULE_FAILURE, "rule-failure", Severity.ERROR, dep.span, message)
+                Finding(
+                    RULE_FAILURE, "rule-failure", Severity.ERROR, dep.span, message_text(message)
+                )
             )
             continue
         findings.extend(run.stamp(cls, p) for p in problems)

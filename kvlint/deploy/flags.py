@@ -16,6 +16,7 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
+from kvlint.source.text import find_placeholder
 from kvlint.units import INT64_MAX
 from kvlint.units import parse_human_int
 
@@ -328,8 +329,16 @@ def _bool(raw: Any) -> bool:
     raise ValueError(text)
 
 
-# A value set at run time: a shell or Kubernetes variable, or a template placeholder.
-_UNRESOLVED_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*|\{\{[^}\n]*\}\}")
+# A value set at run time: a shell or Kubernetes variable, or a template placeholder (found by
+# kvlint.source.text.find_placeholder: as a pattern it backtracked on a long line of `{`).
+_VARIABLE_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_run_time_value(text: str) -> bool:
+    """Whether ``text`` holds a value filled in at deploy or run time (`$(MAX_LEN)`, `$LEN`,
+    `{{ .Values.len }}`)."""
+    return _VARIABLE_RE.search(text) is not None or find_placeholder(text) is not None
+
 
 # Post-processing hook of an engine: turns a setting's value into a Deployment field value
 # (e.g. vLLM's --speculative-config JSON into the draft model's name).
@@ -351,7 +360,7 @@ def apply_setting(
     setting = spec.settings.get(name)
     span = where.span
     text = raw_text if raw_text is not None else where.raw
-    if setting is None or (isinstance(raw, str) and _UNRESOLVED_RE.search(raw)):
+    if setting is None or (isinstance(raw, str) and is_run_time_value(raw)):
         # An unknown setting, or a value set at run time (`$(MAX_LEN)` from a Secret or the
         # operator): kept as written, not typed, so no wrong-type finding on a placeholder.
         dep.settings[name] = Sourced(raw, span, text)

@@ -88,6 +88,33 @@ def decode(path: str, data: bytes) -> tuple[SourceText | None, list[InputProblem
     return SourceText.of(path, text), []
 
 
+def find_placeholder(text: str, start: int = 0) -> tuple[int, int] | None:
+    """(start, end) of the first template placeholder ``{{ ... }}`` in ``text`` (no ``}`` or
+    newline inside), as ``re.search(r"\\{\\{[^}\n]*\\}\\}")`` finds it, in linear time.
+
+    The pattern backtracks: a line of ``{{{{...`` tried every ``{{`` to the line's end (80 KB:
+    seconds). Every start before the first ``}`` or newline after it meets that same character,
+    so one look at it settles them all, and the search goes on past it.
+    """
+    close = newline = -2  # the next `}` / newline at or after the search point (-1: none)
+    i = text.find("{{", start)
+    while i >= 0:
+        inner = i + 2
+        if close < inner and close != -1:
+            close = text.find("}", inner)
+        if newline < inner and newline != -1:
+            newline = text.find("\n", inner)
+        if close < 0:
+            return None  # no `}` after here: nothing can close
+        if 0 <= newline < close:
+            i = text.find("{{", newline + 1)
+            continue
+        if text.startswith("}}", close):
+            return i, close + 2
+        i = text.find("{{", close + 1)
+    return None
+
+
 def conflict_markers(text: str, start: int = 0, end: int | None = None) -> list[int]:
     """Offsets of git merge-conflict marker lines (``<<<<<<< HEAD``, ``=======``, ``>>>>>>>``)."""
     return [

@@ -25,6 +25,7 @@ from kvlint.source.nodes import Sequence
 from kvlint.source.nodes import child_path
 from kvlint.source.text import SourceText
 from kvlint.source.text import conflict_markers
+from kvlint.source.text import find_placeholder
 from kvlint.source.text import unreadable
 
 MAX_DEPTH = 200
@@ -68,7 +69,8 @@ class _Refused(Exception):
 # The C composer (PyYAML over libyaml) recurses in C with no depth check, so a file that could
 # nest deeper than this goes to ruamel.yaml, whose Python recursion ends in a RecursionError.
 C_DEPTH_LIMIT = 2000
-_LONG_LINE_RE = re.compile(r"[^\n]{" + str(C_DEPTH_LIMIT // 2) + "}")
+# Anchored at line starts: unanchored, every offset of a long line was a start to try.
+_LONG_LINE_RE = re.compile(r"^[^\n]{" + str(C_DEPTH_LIMIT // 2) + "}", re.MULTILINE)
 
 
 class _Backend(NamedTuple):
@@ -105,8 +107,25 @@ def _libyaml() -> _Backend | None:
     return _Backend(compose, yaml.MarkedYAMLError, yaml.YAMLError)
 
 
-# Whitespace holding a TAB between a line's content and its end or its comment.
-_TRAILING_TAB_RE = re.compile(r"(?<=\S)[ \t]*\t[ \t]*(?=#|\r?$)", re.MULTILINE)
+# Each run of blanks after a line's content, whole (greedy, nothing after it to backtrack
+# into: a pattern ending in a lookahead tried every split of a long run, 80 KB: seconds).
+_BLANKS_AFTER_CONTENT_RE = re.compile(r"(?<=\S)[ \t]+")
+
+
+def _spaces_for_trailing_tabs(chunk: str) -> str:
+    """``chunk`` with each run of blanks holding a TAB between a line's content and its end or
+    its comment replaced by as many spaces (columns kept)."""
+
+    def spaces(match: re.Match[str]) -> str:
+        run = match.group()
+        end = match.end()
+        if "\t" in run and (
+            end == len(chunk) or chunk[end] in "#\n" or chunk[end : end + 2] == "\r\n"
+        ):
+            return " " * len(run)
+        return run
+
+    return _BLANKS_AFTER_CONTENT_RE.sub(spaces, chunk)
 
 
 def _backend(chunk: str) -> _Backend:
@@ -170,7 +189,7 @@ def parse_documents(
             # A TAB after a line's content is separation whitespace in YAML 1.2 (s-white), and
             # libyaml / go-yaml (kubectl, Helm) read it; only PyYAML and ruamel.yaml refuse it.
             # Spaces of the same width keep every column. Indentation TABs stay an error.
-            chunk = _TRAILING_TAB_RE.sub(lambda m: " " * len(m.group()), chunk)
+            chunk = _spaces_for_trailing_tabs(chunk)
         markers = conflict_markers(body, start, end)
         if markers:
             problems.append(_conflict_problem(source, markers))
@@ -258,9 +277,10 @@ def _yaml_message(source: SourceText, exc: Any, position: int, what: str = "YAML
     char = text[column - 1] if column - 1 < len(text) else ""
     if char == "\t" or "'\\t'" in str(exc.problem):
         return "a TAB character where YAML allows only spaces: replace it with spaces"
-    placeholder = _PLACEHOLDER_RE.search(text)
+    placeholder = find_placeholder(text)
     if placeholder:
-        return f"unfilled template placeholder `{placeholder.group()}`: render the template first"
+        found = text[placeholder[0] : placeholder[1]]
+        return f"unfilled template placeholder `{found}`: render the template first"
     problem = (getattr(exc, "problem", None) or "").strip()
     context = (getattr(exc, "context", None) or "").strip()
     detail = f"{context}: {problem}" if context and problem else (problem or context or str(exc))
@@ -382,10 +402,11 @@ class _Converter:
         text = self.source.text[start:end]
         line, _ = self.source.position(start)
         line_start = self.source.line_starts[line - 1]
-        placeholder = _PLACEHOLDER_RE.search(self.source.line_text(line))
+        line_text = self.source.line_text(line)
+        placeholder = find_placeholder(line_text)
         if placeholder and "{" in text:
-            message = _placeholder_message(placeholder.group())
-            return unreadable(self.source.span(line_start + placeholder.start()), message)
+            message = _placeholder_message(line_text[placeholder[0] : placeholder[1]])
+            return unreadable(self.source.span(line_start + placeholder[0]), message)
         message = "a mapping key must be a scalar (this one is a mapping or a list)"
         return unreadable(self.source.span(start), message)
 
