@@ -250,10 +250,23 @@ def _parse_toml(path: Path, text: str) -> Any:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise KvlintError(f"invalid TOML: {exc}", path=str(path)) from None
+        raise _toml_error(path, text, str(exc)) from None
     except RecursionError:  # tomllib recurses once per level of `[[[...` or `{a={a=...`
         raise KvlintError("invalid TOML: nested too deeply to read", path=str(path)) from None
     return data.get("tool", {}).get("kvlint", {})
+
+
+def _toml_error(path: Path, text: str, message: str) -> KvlintError:
+    """tomllib's error at its line and column (it writes them into the message)."""
+    where = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+    if where is not None:
+        span = Span(str(path), int(where.group(1)), int(where.group(2)))
+        return KvlintError(f"invalid TOML: {message[: where.start()]}", span)
+    if message.endswith(" (at end of document)"):
+        lines = text.split("\n")
+        span = Span(str(path), len(lines), len(lines[-1]) + 1)
+        return KvlintError(f"invalid TOML: {message.removesuffix(' (at end of document)')}", span)
+    return KvlintError(f"invalid TOML: {message}", path=str(path))
 
 
 def _parse_yaml(path: Path, text: str) -> NodeMapping | None:

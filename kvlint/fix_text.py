@@ -77,6 +77,7 @@ class Scalars:
 
     whole: dict[tuple[int, int], str]
     spans: tuple[tuple[int, int, str], ...]
+    text: str = ""  # the normalised text they were read from
 
     def containing(self, start: int, end: int) -> str | None:
         for first, last, style in self.spans:
@@ -93,7 +94,8 @@ def parse_scalars(text: Text, display: str, json_file: bool) -> Scalars:
     from kvlint.source.text import SourceText
     from kvlint.source.yaml import parse_documents
 
-    documents, _ = parse_documents(SourceText.of(display, text.normalised()), json=json_file)
+    normalised = text.normalised()
+    documents, _ = parse_documents(SourceText.of(display, normalised), json=json_file)
     found: list[tuple[int, int, str]] = []
     stack: list[Node] = [d.root for d in documents]
     while stack:
@@ -105,7 +107,7 @@ def parse_scalars(text: Text, display: str, json_file: bool) -> Scalars:
         elif isinstance(node, SequenceNode):
             stack.extend(node.items)
     found.sort()
-    return Scalars({(a, b): s for a, b, s in found}, tuple(found))
+    return Scalars({(a, b): s for a, b, s in found}, tuple(found), normalised)
 
 
 class Refused(Exception):
@@ -159,6 +161,21 @@ def _render(old: str, replacement: str, style: str | None, *, whole: bool, json_
 # An edit: located in the text, inside a scalar of the file, rendered in that scalar's quoting.
 
 
+# An anchor written just before a value (`&seqs 512`, `&seqs !!int 512`), on its line.
+_ANCHOR_BEFORE = re.compile(r"&([^\s,\[\]{}]+)[ \t]+(?:![^\s]*[ \t]+)?\Z")
+
+
+def _shared_anchor(normalised: str, start: int) -> str | None:
+    """The anchor of the value at ``start`` when an alias elsewhere in the file uses it."""
+    line_start = normalised.rfind("\n", 0, start) + 1
+    match = _ANCHOR_BEFORE.search(normalised, line_start, start)
+    if match is None:
+        return None
+    name = match.group(1)
+    alias = re.search(rf"\*{re.escape(name)}(?![^\s,\[\]{{}}])", normalised)
+    return name if alias is not None else None
+
+
 def edit_range(
     text: Text,
     scalars: Scalars,
@@ -175,6 +192,12 @@ def edit_range(
     old = text.raw[start:end]
     first = _norm_offset(normalised_starts, span, end=False)
     last = _norm_offset(normalised_starts, span, end=True)
+    anchor = _shared_anchor(scalars.text, first)
+    if anchor is not None:
+        raise Refused(
+            f"the value is anchored (`&{anchor}`) and an alias uses it: fixing it would change "
+            "that use too"
+        )
     style = scalars.whole.get((first, last))
     whole = style is not None
     if not whole:

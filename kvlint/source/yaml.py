@@ -43,6 +43,7 @@ MAX_ENTRIES = 100_000
 
 _DOC_START_RE = re.compile(r"^---(?=[ \t]|$)", re.MULTILINE)
 _PLACEHOLDER_RE = re.compile(r"\{\{[^}\n]*\}\}")
+_ANCHOR_RE = re.compile(r"&([^\s,\[\]{}]+)")
 _TAG = "tag:yaml.org,2002:"
 
 
@@ -200,7 +201,9 @@ def parse_documents(
             continue
         if root is None:
             continue
-        converter = _Converter(source, start)
+        # ruamel.yaml tags plain scalars by YAML 1.2: they are tagged again as PyYAML does.
+        retag = "json" if json else "" if _backend(chunk) is _libyaml() else "yaml11"
+        converter = _Converter(source, start, retag=retag)
         try:
             node = converter.convert(root, "$", 0)
         except _Refused as refused:
@@ -249,6 +252,8 @@ def _conflict_problem(source: SourceText, markers: list[int]) -> InputProblem:
 def _compose(
     source: SourceText, chunk: str, offset: int, *, what: str = "YAML"
 ) -> tuple[Any, InputProblem | None]:
+    """The chunk's node graph, or the problem reading it. The graph's ``pyyaml`` attribute is
+    not set: ``_backend(chunk) is _ruamel()`` says which resolver tagged it."""
     backend = _backend(chunk)
     try:
         return backend.compose(chunk), None
@@ -258,10 +263,27 @@ def _compose(
         message = _yaml_message(source, exc, position, what)
         return None, unreadable(source.span(position), message)
     except backend.error as exc:
-        return None, unreadable(source.span(offset), f"invalid {what}: {exc}")
+        return None, _reader_problem(source, chunk, offset, exc, what)
     except RecursionError:
         message = "YAML nesting is too deep to read (more than a few hundred levels)"
         return None, unreadable(source.span(offset), message)
+
+
+def _reader_problem(
+    source: SourceText, chunk: str, offset: int, exc: Exception, what: str
+) -> InputProblem:
+    """An error with no mark (a reader error: a control character YAML refuses) at the
+    character it names, not at the document's start."""
+    character = getattr(exc, "character", None)
+    reason = getattr(exc, "reason", None)
+    if isinstance(character, int):
+        character = chr(character)
+    if isinstance(character, str) and character and isinstance(reason, str):
+        found = chunk.find(character)
+        at = offset + found if found >= 0 else offset
+        message = f"invalid {what}: {reason} (character #x{ord(character):04x})"
+        return unreadable(source.span(at), message)
+    return unreadable(source.span(offset), f"invalid {what}: {exc}")
 
 
 def _offset(source: SourceText, chunk_offset: int, mark: Any) -> int:
@@ -290,9 +312,10 @@ def _yaml_message(source: SourceText, exc: Any, position: int, what: str = "YAML
 class _Converter:
     """Turns a composed ruamel node graph into our nodes, checking what YAML lets through."""
 
-    def __init__(self, source: SourceText, offset: int) -> None:
+    def __init__(self, source: SourceText, offset: int, *, retag: str = "") -> None:
         self.source = source
         self.offset = offset
+        self.retag = retag  # "": the composer's tags are PyYAML's; "yaml11" / "json": redo them
         self.first_line = source.position(offset)[0] - 1
         self.budget = ALIAS_BUDGET
         self.text_budget = ALIAS_TEXT_BUDGET
@@ -340,15 +363,62 @@ class _Converter:
                 return self._placeholder(path, start, end)
             return self._mapping(node, path, depth, start, end)
         if kind == "SequenceNode":
-            items = [
-                self.convert(item, child_path(path, i), depth + 1)
-                for i, item in enumerate(node.value)
-            ]
+            items: list[Node] = []
+            after = start
+            for i, item in enumerate(node.value):
+                converted = self._child(item, child_path(path, i), depth + 1, after, end)
+                items.append(converted)
+                after = converted.end
             return Sequence(self.source, path, start, end, items)
         text = str(node.value)
         style = node.style or ""
-        value = _resolve(tag, text) if not style else text
-        return Scalar(self.source, path, start, end, value, text, style, tag)
+        # The value itself starts after its anchor and tag (`&seqs !!int 512`): a fix replaces
+        # the value and keeps them.
+        start, tagged = self._value_start(start, end)
+        if style:
+            return Scalar(self.source, path, start, end, text, text, style, tag)
+        if self.retag and not tagged:
+            tag = implicit_tag(text, json=self.retag == "json")
+        return Scalar(self.source, path, start, end, _resolve(tag, text), text, style, tag)
+
+    def _child(self, node: Any, path: str, depth: int, after: int, end: int) -> Node:
+        """A mapping value or sequence item. An alias of a scalar (`*seqs`) is placed where the
+        alias is written, not at its anchor: a finding on this use points here, and a fix
+        replaces the alias in this place only, never the anchored value every use shares."""
+        aliased = id(node) in self.seen
+        converted = self.convert(node, path, depth)
+        if not aliased or not isinstance(converted, Scalar):
+            return converted
+        anchor = _ANCHOR_RE.match(self.source.text, self._bounds(node)[0])
+        if anchor is None:
+            return converted
+        token = "*" + anchor.group(1)
+        found = self.source.text.find(token, after, end)
+        if found < 0:
+            return converted
+        return Scalar(
+            self.source,
+            path,
+            found,
+            found + len(token),
+            converted.value,
+            converted.text,
+            converted.style,  # a fix writes the value as the anchored one is written
+            converted.tag,
+        )
+
+    def _value_start(self, start: int, end: int) -> tuple[int, bool]:
+        """Where a scalar's value starts after its properties, and whether a tag is written."""
+        text = self.source.text
+        tagged = False
+        at = start
+        while at < end and text[at] in "&!":
+            tagged = tagged or text[at] == "!"
+            while at < end and not text[at].isspace():
+                at += 1
+            while at < end and text[at].isspace():
+                at += 1
+        return (at if at < end else start), tagged  # an empty value: the properties' place
 
     def _mapping(self, node: Any, path: str, depth: int, start: int, end: int) -> Mapping:
         items: list[tuple[Scalar, Node]] = []
@@ -363,7 +433,7 @@ class _Converter:
                 continue
             key = self.convert(key_node, path, depth + 1)
             assert isinstance(key, Scalar)
-            value = self.convert(value_node, child_path(path, key.text), depth + 1)
+            value = self._child(value_node, child_path(path, key.text), depth + 1, key.end, end)
             if key.text in index:
                 first = items[index[key.text]][0]
                 message = (
@@ -422,30 +492,104 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
 
 
+# A value past this many bits has more than ~4,200 decimal digits: Python refuses to print it
+# (sys.get_int_max_str_digits), so every message quoting it would fail. It is kept as its text,
+# which the settings report as out of range.
+_MAX_INT_BITS = 14_000
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+# JSON's own numbers (RFC 8259), for .json files: 1e3 is a number to json.loads, a string to
+# PyYAML's YAML 1.1 resolver.
+_JSON_INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_JSON_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+@cache
+def _yaml11_resolver() -> Any:
+    """PyYAML's resolver (YAML 1.1, what vLLM's `yaml.safe_load` of a --config file uses)."""
+    from yaml.resolver import Resolver  # type: ignore[import-untyped]
+
+    return Resolver()
+
+
+def implicit_tag(text: str, *, json: bool = False) -> str:
+    """The tag of a plain scalar written without one, as PyYAML resolves it (JSON's rules in a
+    .json file), whichever composer read the file: ruamel.yaml resolves by YAML 1.2, where
+    `0o17` is 15 and `yes` a string, PyYAML the other way round."""
+    if json:
+        if text in ("true", "false"):
+            return _TAG + "bool"
+        if text == "null":
+            return _TAG + "null"
+        if _JSON_INT_RE.fullmatch(text):
+            return _TAG + "int"
+        return _TAG + ("float" if _JSON_FLOAT_RE.fullmatch(text) else "str")
+    import yaml
+
+    tag: str = _yaml11_resolver().resolve(yaml.ScalarNode, text, (True, False))
+    return tag
+
+
 def _resolve(tag: str, text: str) -> ScalarValue:
-    """A plain scalar's value from its resolved tag (YAML 1.2 core schema)."""
+    """A plain scalar's value from its tag, as PyYAML's SafeConstructor builds it (an octal
+    `017` is 15, `1:30` is 90), kept as its text where PyYAML would fail or build something
+    kvlint does not read (a timestamp)."""
     if tag == _TAG + "null":
         return None
     if tag == _TAG + "bool":
-        return text.lower() in ("true", "yes", "on")
+        return _BOOLS.get(text.lower(), text.lower() == "true")
     if tag == _TAG + "int":
-        try:
-            return int(text.replace("_", ""), 0)
-        except ValueError:
-            try:
-                return int(text.replace("_", ""))
-            except ValueError:
-                return text
-    if tag == _TAG + "float":
-        lowered = text.lower().replace("_", "")
-        if lowered in (".inf", "+.inf"):
-            return float("inf")
-        if lowered == "-.inf":
-            return float("-inf")
-        if lowered == ".nan":
-            return float("nan")
-        try:
-            return float(lowered)
-        except ValueError:
+        number = _int(text)
+        if number is None or number.bit_length() > _MAX_INT_BITS:
             return text
+        return number
+    if tag == _TAG + "float":
+        return _float(text)
     return text
+
+
+def _signed(text: str) -> tuple[int, str]:
+    value = text.replace("_", "")
+    if value[:1] in ("-", "+"):
+        return (-1 if value[0] == "-" else 1), value[1:]
+    return 1, value
+
+
+def _int(text: str) -> int | None:
+    """PyYAML's construct_yaml_int: `0b` binary, `0x` hex, a leading 0 octal, `a:b` base 60."""
+    sign, value = _signed(text)
+    try:
+        if value == "0":
+            return 0
+        if value.startswith("0b"):
+            return sign * int(value[2:], 2)
+        if value.startswith("0x"):
+            return sign * int(value[2:], 16)
+        if value.startswith("0"):
+            return sign * int(value, 8)
+        if ":" in value:
+            number = 0
+            for part in value.split(":"):
+                number = number * 60 + int(part)
+            return sign * number
+        return sign * int(value)
+    except ValueError:  # not an integer after all (an explicit !!int), or 4,300+ digits
+        return None
+
+
+def _float(text: str) -> ScalarValue:
+    """PyYAML's construct_yaml_float: `.inf`, `.nan`, `a:b.c` base 60, `_` separators."""
+    sign, value = _signed(text)
+    value = value.lower()
+    if value == ".inf":
+        return sign * float("inf")
+    if value == ".nan":
+        return float("nan")
+    try:
+        if ":" in value:
+            number = 0.0
+            for part in value.split(":"):
+                number = number * 60 + float(part)
+            return sign * number
+        return sign * float(value)
+    except ValueError:
+        return text
