@@ -67,3 +67,12 @@ class ModelNotResolved(KvlintError):
 class UnsizedArchitecture(ModelNotResolved):
     """A config whose ``model_type`` no family module reads (or one kvlint knows it cannot
     size): refused, never read as a generic decoder."""
+
+
+class ClosedPipe(Exception):
+    """The output pipe closed (``kvlint check | head -1``); ``code`` is the exit code the run
+    had reached, which stays its verdict."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code

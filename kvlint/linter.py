@@ -446,19 +446,21 @@ def _enabled(run: Run, findings: Iterable[Finding], display: str) -> list[Findin
         f
         for f in findings
         if (
-            _failure_shown(selection)
-            if f.code == RULE_FAILURE
+            _failure_shown(selection, f.code)
+            if f.code in _FAILURES
             else selection.is_enabled(f.code, display)
         )
     ]
 
 
-def _failure_shown(selection: Any) -> bool:
-    """A rule's failure (KV908) is reported for every rule that ran, whatever `--select` names,
-    unless it is ignored itself (`--ignore KV908`)."""
-    return selection.is_selected(RULE_FAILURE) or not any(
-        RULE_FAILURE.startswith(prefix) for prefix in selection.ignore
-    )
+# A check that did not run to its end (a rule's failure, kvlint's own internal error) is
+# reported whatever `--select` names: hidden, it would be a silent pass.
+_FAILURES = frozenset({RULE_FAILURE, INTERNAL})
+
+
+def _failure_shown(selection: Any, code: str) -> bool:
+    """Shown unless it is ignored itself (`--ignore KV908`)."""
+    return selection.is_selected(code) or not any(code.startswith(p) for p in selection.ignore)
 
 
 def _suppress_tagged(

@@ -93,6 +93,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from kvlint.errors import ClosedPipe
     from kvlint.errors import KvlintError
 
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -114,8 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # Output piped into `head`: nothing more to say. Silence the interpreter's own flush error.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from kvlint.writing import silence_stdout
+
+        silence_stdout()
         return 0
+    except ClosedPipe as closed:
+        return closed.code  # `kvlint check | head`: the verdict the run had reached
     except Exception as exc:
         if getattr(args, "traceback", False):
             raise

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 
+_VERSION_RE = re.compile(r"(?<!\d)(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)")
+
+
 def parse_version(text: str | None) -> tuple[int, ...] | None:
     """``v0.11.0``, ``0.10.1.1``, ``vllm/vllm-openai:v0.11.0``, ``0.19.0rc1`` -> (0, 11, 0).
 
@@ -12,7 +15,9 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
     """
     if not text:
         return None
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    # At most nine digits a part: a 5,000-digit "version" in an image tag is no version (and
+    # past 4,300 digits int() refuses it).
+    match = _VERSION_RE.search(text)
     if match is None:
         return None
     return tuple(int(part) for part in match.groups() if part is not None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,12 @@ from typing import TextIO
 
 from kvlint.errors import KvlintError
 from kvlint.finding import printable
+
+
+def silence_stdout() -> None:
+    """Point stdout's descriptor at the null device: the reader of a pipe went away, and the
+    interpreter's own flush at exit must not fail on it."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def repository_root(path: Path) -> Path | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TextIO
 
+from kvlint.errors import ClosedPipe
 from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
@@ -239,16 +240,31 @@ def run(args: argparse.Namespace) -> int:
         summary = dataclasses.replace(
             summarise(result, settings.fail_on), exit_code=summary.exit_code
         )
+    code = 0 if args.exit_zero and summary.exit_code == 1 else summary.exit_code
     if args.output_file is not None:
         # The file gets the report asked for; the terminal still gets its default one (ruff).
         with _output(args.output_file, args.paths, result.files) as stream:
             _report(stream, choose_format(args.format, stream), args, result, summary, sources)
-        _report(sys.stdout, choose_format(None, sys.stdout), args, result, summary, sources)
-    else:
-        _report(sys.stdout, choose_format(args.format, sys.stdout), args, result, summary, sources)
-    if args.exit_zero and summary.exit_code == 1:
-        return 0
-    return summary.exit_code
+    with closed_pipe_keeps(code):
+        stream_format = None if args.output_file is not None else args.format
+        _report(
+            sys.stdout, choose_format(stream_format, sys.stdout), args, result, summary, sources
+        )
+        sys.stdout.flush()  # here, not at exit: a closed pipe is seen while the code is known
+    return code
+
+
+@contextlib.contextmanager
+def closed_pipe_keeps(code: int) -> Iterator[None]:
+    """``kvlint check | head -1``: the reader went away. The verdict stays the verdict (a
+    finding is still exit 1, not the 0 a bare BrokenPipeError would end in)."""
+    try:
+        yield
+    except BrokenPipeError:
+        from kvlint.writing import silence_stdout
+
+        silence_stdout()  # the interpreter's flush at exit too
+        raise ClosedPipe(code) from None
 
 
 def _lint_stdin(args: argparse.Namespace, tree: ConfigTree) -> tuple[LintResult, dict[str, str]]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from kvlint.errors import KvlintError
+from kvlint.finding import Severity
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +47,21 @@ def run(args: argparse.Namespace) -> int:
         settings = resolve(
             load_config(find_config(Path(args.file))),
             registry,
-            select=[rule.code],
+            select=[rule.code, "KV901"],  # and the file's reading: a file not read is no pass
             gpu=args.gpu,
             offline=args.offline,
         )
-        findings = [f for f in lint_paths([args.file], settings).findings if f.code == rule.code]
+        found = lint_paths([args.file], settings).findings
+        findings = [f for f in found if f.code == rule.code]
         count = f"{len(findings)} finding{'' if len(findings) == 1 else 's'}"
         sys.stdout.write(f"\n{count} of {rule.code} in {args.file}\n\n")
         sys.stdout.write(explain.arithmetic(findings))
+        unread = [f for f in found if f.code.startswith("KV9") and f.severity is Severity.ERROR]
+        if unread:
+            from kvlint.report.concise import concise_line
+
+            sys.stdout.flush()
+            for finding in unread:  # why there is nothing to explain: exit 2, as check does
+                print(concise_line(finding), file=sys.stderr)
+            return 2
     return 0

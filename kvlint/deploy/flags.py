@@ -141,7 +141,7 @@ def _version_tuple(version: str) -> tuple[int, ...] | None:
     numbers: list[int] = []
     for part in parts[:3]:
         digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        if not digits:
+        if not digits or len(digits) > 9:  # no version has a part this long
             return None
         numbers.append(int(digits))
     return tuple(numbers)
@@ -280,12 +280,22 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
                 return raw, None
             return json.loads(str(raw)), None
     except (ValueError, TypeError, OverflowError):  # float() of a 400-digit int overflows
+        if kind in ("int", "human_int", "max_model_len", "size") and _long_integer(raw):
+            # An integer past what Python prints (4,300 digits), kept as its text by the reader.
+            return None, f"`{spelled}` is out of range: {_digits(raw)}"
         return None, _type_message(setting, spelled, raw)
     text = str(raw)
     if setting.choices and text not in setting.choices:
         allowed = ", ".join(setting.choices)
         return None, f"`{spelled}` must be one of {allowed}; got `{text}`"
     return text, None
+
+
+_LONG_INTEGER_RE = re.compile(r"[-+]?(?:0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*)")
+
+
+def _long_integer(raw: Any) -> bool:
+    return isinstance(raw, str) and len(raw) > 24 and bool(_LONG_INTEGER_RE.fullmatch(raw.strip()))
 
 
 def _digits(value: Any) -> str:
