@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from typing import TextIO
 
 from kvlint.errors import KvlintError
+from kvlint.finding import printable
 
 if TYPE_CHECKING:
     from kvlint.linter import LintResult
@@ -161,7 +162,7 @@ def run_action(env: Mapping[str, str], stdout: TextIO) -> int:
     result = lint_paths(args.paths, tree, force_exclude=args.force_exclude)
     settings = build_settings(args, tree)
     for error in result.plugin_errors:
-        print(f"::warning title=kvlint plugin::{escape_data(str(error))}", file=stdout)
+        print(f"::warning title=kvlint plugin::{escape_data(printable(str(error)))}", file=stdout)
     summary = summarise(result, settings.fail_on)
     options = ReportOptions(statistics=args.statistics)
     step_summary = env.get("GITHUB_STEP_SUMMARY") if inputs.summary else None

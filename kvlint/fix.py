@@ -313,14 +313,30 @@ def unified_diff(fixed: FileFix) -> str:
 
     before = fixed.original.decode("utf-8")
     out: list[str] = []
-    lines = difflib.unified_diff(
-        _LINE.findall(before), _LINE.findall(fixed.text), fixed.display, fixed.display
-    )
+    name = diff_name(fixed.display)
+    lines = difflib.unified_diff(_LINE.findall(before), _LINE.findall(fixed.text), name, name)
     for line in lines:
         out.append(line)
         if not line.endswith("\n"):
             out.append("\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+_C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def diff_name(path: str) -> str:
+    """A file name for a ``---`` / ``+++`` header: as it is, or C-quoted as git writes a name
+    holding a quote, a backslash or a control character (GNU patch reads that form). A newline
+    in a name cannot start a line of its own, so it cannot inject a header or a hunk."""
+    if not any(char in _C_ESCAPES or ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+        return path
+    quoted = "".join(
+        _C_ESCAPES.get(char)
+        or (f"\\{ord(char):03o}" if ord(char) < 0x20 or ord(char) == 0x7F else char)
+        for char in path
+    )
+    return f'"{quoted}"'
 
 
 class StaleFile(Exception):

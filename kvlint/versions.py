@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 _VERSION_RE = re.compile(r"(?<!\d)(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)")
 
 

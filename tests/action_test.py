@@ -295,7 +295,7 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
     engine = size["engine"]
     assert engine["max_model_len"] == 32_768
     row = (
-        f"| meta-llama/Llama-3.1-8B-Instruct | vllm {engine['version']} | H100-SXM-80GB "
+        f"| `meta-llama/Llama-3.1-8B-Instruct` | vllm {engine['version']} | `H100-SXM-80GB` "
         f"| {engine['max_model_len']:,} | {engine['kv_cache_tokens']:,} "
         f"| {engine['max_concurrency']:.2f} | 256 |"
     )

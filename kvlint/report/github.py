@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import IO
@@ -11,6 +12,7 @@ from typing import TextIO
 
 from kvlint.finding import Finding
 from kvlint.finding import Severity
+from kvlint.finding import printable
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.figures import counted
@@ -28,8 +30,17 @@ def escape_data(text: str) -> str:
 
 
 def escape_property(text: str) -> str:
-    """A property value: the data escapes plus ``:`` and ``,``, which delimit properties."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    """A property value: the data escapes plus ``:`` and ``,``, which delimit properties; any
+    other control character (an ESC in a file name) escaped as Python writes it."""
+    return escape_data(printable_line(text)).replace(":", "%3A").replace(",", "%2C")
+
+
+def printable_line(text: str) -> str:
+    """Control characters escaped (``kvlint.finding.printable``) except the line breaks, which
+    the workflow-command escapes turn into ``%0D`` / ``%0A``."""
+    return "".join(
+        part if part in ("\r", "\n") else printable(part) for part in re.split(r"(\r|\n)", text)
+    )
 
 
 def annotation_path(path: str) -> str:
@@ -53,9 +64,9 @@ def workflow_command(finding: Finding) -> str:
             props.append(("endLine", str(span.end_line)))
         props.append(("endColumn", str(span.end_column)))
     props.append(("title", finding.code))
-    message = finding.message
+    message = printable_line(finding.message)
     if finding.fix is not None:
-        message += f"\nFix: {finding.fix.title}"
+        message += f"\nFix: {printable_line(finding.fix.title)}"
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     return f"::{COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
 

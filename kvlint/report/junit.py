@@ -15,6 +15,7 @@ from typing import TextIO
 from xml.etree import ElementTree as ET
 
 from kvlint.finding import Finding
+from kvlint.finding import printable
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 
 def _path(path: str) -> str:
+    # A file name can hold control characters XML cannot (an ESC): written escaped, as text.
+    path = printable(path)
     return path if os.path.isabs(path) else PurePath(os.path.normpath(path)).as_posix()
 
 

@@ -39,6 +39,16 @@ def _describe(group: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _t(value: Any) -> str:
+    """A value from a file or a config, printed as text: rich markup (`[bold]`, `[link=...]`)
+    and control characters escaped, so a model or file name cannot restyle or move the output."""
+    from rich.markup import escape
+
+    from kvlint.finding import printable
+
+    return str(escape(printable(str(value))))
+
+
 def _console() -> Any:
     from rich.console import Console
 
@@ -56,11 +66,12 @@ def print_model(report: dict[str, Any]) -> None:
     from kvlint.units import format_decimal
 
     console = _console()
-    title = f"{report['model']}: KV cache in {report['kv_cache_dtype']}"
+    title = f"{_t(report['model'])}: KV cache in {_t(report['kv_cache_dtype'])}"
     console.print(f"[bold]{title}[/bold]")
-    console.print(f"[dim]{report['detail']}; {report['attention']}, {report['dtype']} model[/dim]")
+    about = f"{_t(report['detail'])}; {_t(report['attention'])}, {_t(report['dtype'])} model"
+    console.print(f"[dim]{about}[/dim]")
     for group in report["layer_groups"]:
-        console.print(f"  {_describe(group)}")
+        console.print(f"  {_t(_describe(group))}")
 
     table = Table(show_header=True, header_style="bold")
     table.add_column("")
@@ -87,7 +98,7 @@ def print_model(report: dict[str, Any]) -> None:
             format_decimal(cancelled * n),
         )
     ctx = report["context"]
-    label = f"at {report['context_from']}"
+    label = f"at {_t(report['context_from'])}"
     table.add_row(
         label,
         f"{ctx:,}",
@@ -118,14 +129,16 @@ def print_model(report: dict[str, Any]) -> None:
             f"{ratio:g}x per token"
         )
     for note in report["notes"]:
-        console.print(f"[dim]note: {note}[/dim]")
+        console.print(f"[dim]note: {_t(note)}[/dim]")
 
 
 def print_problem(problem: dict[str, Any]) -> None:
     """A problem in the file, on stderr as ``path:line:col: CODE message``."""
+    from kvlint.finding import printable
+
     print(
-        f"{problem['path']}:{problem['line']}:{problem['column']}: {problem['code']} "
-        f"{problem['message']}",
+        f"{printable(problem['path'])}:{problem['line']}:{problem['column']}: {problem['code']} "
+        f"{printable(problem['message'])}",
         file=sys.stderr,
     )
 
@@ -133,17 +146,19 @@ def print_problem(problem: dict[str, Any]) -> None:
 def print_deployment(report: dict[str, Any]) -> None:
     """One deployment: a rule, the settings used, its model's table and the engine's line."""
     console = _console()
-    console.rule(f"{report['path']}:{report['line']}: {report['name']} ({report['engine_name']})")
+    console.rule(
+        f"{_t(report['path'])}:{report['line']}: {_t(report['name'])} ({_t(report['engine_name'])})"
+    )
     settings = report["settings"]
     if settings:
         used = ", ".join(
-            f"{name}={item['value']}"
+            f"{_t(name)}={_t(item['value'])}"
             + (" (default)" if item["default"] else f" (line {item['line']})")
             for name, item in settings.items()
         )
         console.print(f"[dim]settings: {used}[/dim]")
     if "error" in report:
-        console.print(f"model not sized: {report['error']}")
+        console.print(f"model not sized: {_t(report['error'])}")
         return
     if "per_token_bytes" not in report:
         console.print("no model named: nothing to size")
@@ -151,7 +166,7 @@ def print_deployment(report: dict[str, Any]) -> None:
     print_model(report)
     engine = report.get("engine")
     if engine:
-        console.print(_engine_line(engine))
+        console.print(_t(_engine_line(engine)))
 
 
 def _engine_line(engine: dict[str, Any]) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import TextIO
 
 from kvlint.finding import Finding
+from kvlint.finding import printable
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.base import severity_order
@@ -31,9 +33,46 @@ MAX_FINDING_ROWS = 100
 MAX_SECTIONS = 100
 
 
+# What starts Markdown inside a line (code, emphasis, links and images, HTML, entities, table
+# cells, strikethrough, issue references), backslash-escaped, and `@`, which GitHub turns into
+# a mention: a value from a file is text, never a link, an image, HTML or a ping. (A cell is
+# never at a line's start, where `#`, `-` or `1.` would begin a block.)
+_MARKDOWN_RE = re.compile(r"([\\`*_\[\]<>!&|~#])")
+_CODE_RE = re.compile(r"(`[^`\n]*`)")
+
+
+def _flat(text: str) -> str:
+    return printable(re.sub(r"\s+", " ", text))
+
+
 def cell(text: str) -> str:
-    """A Markdown table cell: pipes escaped, newlines flattened."""
-    return " ".join(text.replace("|", "\\|").split())
+    """Text in a Markdown table cell: control characters escaped, newlines flattened, every
+    Markdown character escaped, mentions broken (a zero-width space after `@`)."""
+    return _text(text).strip()
+
+
+def _text(text: str) -> str:
+    escaped = _MARKDOWN_RE.sub(r"\\\1", _flat(text))
+    return escaped.replace("@", "@\u200b")
+
+
+def code(text: str) -> str:
+    """A value as a Markdown code span, inert whatever it holds: fenced with more backticks
+    than any run inside it, pipes escaped for the table (GitHub reads `\\|` in a code span)."""
+    flat = _flat(text).strip().replace("|", "\\|")
+    if not flat:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def message(text: str) -> str:
+    """A finding's message: its backtick-quoted names as code spans, the rest as text."""
+    return "".join(
+        code(part[1:-1]) if _CODE_RE.fullmatch(part) else _text(part)
+        for part in _CODE_RE.split(text)
+    )
 
 
 def context_points(max_model_len: int) -> list[int]:
@@ -111,20 +150,20 @@ def deployment_section(result: DeploymentResult) -> str:
     if fig.requested is not None and fig.requested_default:
         requested += " (engine default)"
     row = [
-        fig.model or unknown,
-        fig.engine,
-        fig.gpu or "not named",
+        code(fig.model) if fig.model else unknown,
+        cell(fig.engine),
+        code(fig.gpu) if fig.gpu else "not named",
         f"{fig.max_model_len:,}" if fig.max_model_len is not None else unknown,
         f"{fig.pool_tokens:,}" if fig.pool_tokens is not None else unknown,
         admitted_cell(fig),
         requested,
     ]
     parts = [
-        f"### `{cell(annotation_path(dep.path))}`: {cell(dep.name)}",
+        f"### {code(annotation_path(dep.path))}: {code(dep.name)}",
         "",
         header,
         "| --- | --- | --- | ---: | ---: | ---: | ---: |",
-        "| " + " | ".join(cell(text) for text in row) + " |",
+        "| " + " | ".join(row) + " |",
     ]
     numbers = []
     if fig.fits is False:
@@ -182,8 +221,8 @@ def _verdict(summary: Summary) -> str:
 def findings_table(findings: Sequence[Finding]) -> list[str]:
     rows = ["| location | code | severity | message |", "| --- | --- | --- | --- |"]
     for f in findings[:MAX_FINDING_ROWS]:
-        where = cell(f"{annotation_path(f.span.path)}:{f.span.line}:{f.span.column}")
-        rows.append(f"| `{where}` | {f.code} | {f.severity} | {cell(f.message)} |")
+        where = code(f"{annotation_path(f.span.path)}:{f.span.line}:{f.span.column}")
+        rows.append(f"| {where} | {cell(f.code)} | {f.severity} | {message(f.message)} |")
     if len(findings) > MAX_FINDING_ROWS:
         rows.append(f"| | | | and {len(findings) - MAX_FINDING_ROWS} more |")
     return rows

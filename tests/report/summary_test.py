@@ -23,7 +23,7 @@ from tests.report.records import sizing
 from tests.report.records import summary
 
 SECTION = """\
-### `deploy.yaml`: vllm config
+### `deploy.yaml`: `vllm config`
 
 | model | engine | GPU | max_model_len | pool tokens | admitted sequences | max_num_seqs |
 | --- | --- | --- | ---: | ---: | ---: | ---: |
@@ -46,7 +46,7 @@ xychart-beta
 
 </details>
 """.format(
-    row="| meta-llama/Llama-3.1-8B-Instruct | vllm 0.11 | H100-SXM-80GB | 32,768 | 491,520 "
+    row="| `meta-llama/Llama-3.1-8B-Instruct` | vllm 0.11 | `H100-SXM-80GB` | 32,768 | 491,520 "
     "| 15.00 | 256 |"
 )
 
@@ -86,7 +86,7 @@ def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
     dep = deployment("plan.yaml", max_num_seqs=None)
     dep = replace(dep, gpu=None)
     out = render_summary([DeploymentResult(dep, sizing(with_engine=False))], [], summary({}))
-    assert "| meta-llama/Llama-3.1-8B-Instruct | vllm | not named | 32,768 | ? | ? | ? |" in out
+    assert "| `meta-llama/Llama-3.1-8B-Instruct` | vllm | not named | 32,768 | ? | ? | ? |" in out
     assert "Not computed: the files do not give the GPU type." in out
     assert out.startswith("## kvlint\n\nNo findings in 1 file, 1 deployment.\n\n### `plan.yaml`")
     assert "```mermaid" not in out  # nothing admitted is known: no chart
@@ -157,7 +157,7 @@ def test_paths_lose_their_dot_slash() -> None:
     finding = KV301._replace(span=KV301.span._replace(path="./deploy.yaml"))
     out = render_summary([result("./deploy.yaml")], [finding], summary({"error": 1}))
     assert "| `deploy.yaml:3:15` | KV301 |" in out
-    assert "### `deploy.yaml`: vllm config" in out
+    assert "### `deploy.yaml`: `vllm config`" in out
 
 
 def test_findings_go_errors_first_then_by_path() -> None:
