@@ -13,12 +13,15 @@ import pytest
 from kvlint.arith.kv import kv_size
 from kvlint.errors import UnsizedArchitecture
 from kvlint.model import catalog
+from kvlint.model.catalog import layout
 from kvlint.model.catalog.build import build_entry
 from kvlint.model.catalog.build import comparable
 from kvlint.model.catalog.build import id_from_path
 from kvlint.model.catalog.build import merge_entries
 from kvlint.model.catalog.build import minimal_config
 from kvlint.model.catalog.build import provenance_table
+from kvlint.model.catalog.build import read_catalog
+from kvlint.model.catalog.build import write_catalog
 from kvlint.model.hf import load_config_file
 from kvlint.model.hf import spec_from_config
 from kvlint.model.spec import CacheKind
@@ -99,12 +102,34 @@ def test_a_bare_name_two_orgs_share_is_ambiguous() -> None:
         assert len(catalog.ambiguous(name)) > 1
 
 
-def test_a_lookup_builds_only_the_spec_asked_for() -> None:
-    catalog.entry_spec.cache_clear()
+def test_a_lookup_reads_the_index_and_one_entry_file_and_builds_one_spec() -> None:
+    for cached in (catalog.entry_spec, catalog.get_entry, catalog._shard, catalog._index):
+        cached.cache_clear()
     assert catalog.lookup("Qwen/Qwen3-8B") is not None
     assert catalog.lookup("qwen/qwen3-8b") is not None  # the same entry: built once
     assert catalog.entry_spec.cache_info().currsize == 1
-    assert catalog._catalog.cache_info().currsize == 1  # the JSON was read once
+    assert catalog._index.cache_info().currsize == 1  # the index was read once
+    assert catalog._shard.cache_info().currsize == 1  # and one entry file: qwen.json
+
+
+def test_the_index_is_what_the_entry_files_give() -> None:
+    root = REPO / "kvlint" / "model" / "catalog"
+    records = read_catalog(root)
+    index = json.loads((root / layout.INDEX_FILE).read_text(encoding="utf-8"))
+    assert index == layout.build_index(sorted(records, key=lambda r: (r["id"].lower(), r["id"])))
+    files = {path.stem for path in (root / layout.ENTRIES_DIR).glob("*.json")}
+    assert files == {layout.shard_of(r["id"]) for r in records}  # no stray file
+    for path in (root / layout.ENTRIES_DIR).glob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        group = json.loads(text)["models"]
+        assert text == layout.dump_shard(group), f"{path.name}: run scripts/build_catalog.py"
+        assert all(layout.shard_of(r["id"]) == path.stem for r in group)
+
+
+def test_every_base_is_in_the_catalog() -> None:
+    ids = set(catalog.catalog_ids())
+    for entry in catalog.entries():
+        assert entry.base is None or entry.base in ids, entry.id
 
 
 def test_reference_figures_from_the_catalog_alone() -> None:
@@ -285,8 +310,9 @@ def test_build_catalog_script_writes_into_a_catalog_file(tmp_path: pathlib.Path)
         ),
         encoding="utf-8",
     )
-    target = tmp_path / "models.json"
-    target.write_text(json.dumps({"format": 1, "about": "t", "models": []}), encoding="utf-8")
+    target = tmp_path / "catalog"
+    target.mkdir()
+    (target / layout.INDEX_FILE).write_text(layout.dump_index(layout.build_index([])))
     result = subprocess.run(
         [
             sys.executable,
@@ -308,7 +334,51 @@ def test_build_catalog_script_writes_into_a_catalog_file(tmp_path: pathlib.Path)
         cwd=REPO,
     )
     assert result.returncode == 0, result.stderr
-    (record,) = json.loads(target.read_text(encoding="utf-8"))["models"]
+    (record,) = read_catalog(target)
     assert record["id"] == "acme/tiny"
     assert record["source"]["repo"] == "acme/configs"
     assert record["config"]["num_hidden_layers"] == 2
+    assert (target / layout.ENTRIES_DIR / "acme.json").is_file()
+
+
+def test_the_manifest_reads_configs_from_a_git_clone(tmp_path: pathlib.Path) -> None:
+    clone = tmp_path / "mirrors" / "acme" / "configs"
+    clone.mkdir(parents=True)
+    config = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+              "num_attention_heads": 4, "num_key_value_heads": 2}  # fmt: skip
+    quant = {"producer": {"name": "modelopt"},
+             "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}  # fmt: skip
+    (clone / "tiny_config.json").write_text(json.dumps(config))
+    (clone / "tiny_hf_quant_config.json").write_text(json.dumps(quant))
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    revision = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    item = {"id": "acme/tiny-FP8", "repo": "acme/configs", "revision": revision,
+            "path": "tiny_config.json", "hf_quant_config": "tiny_hf_quant_config.json"}  # fmt: skip
+    manifest = tmp_path / "new.jsonl"
+    manifest.write_text(json.dumps(item) + "\n")
+    script = [sys.executable, str(REPO / "scripts" / "build_catalog.py")]
+    mirrors = ["--git-mirrors", str(tmp_path / "mirrors")]
+    result = subprocess.run(
+        [*script, "--manifest", str(manifest), *mirrors],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(result.stdout)
+    assert record["config"]["quantization_config"] == {
+        "quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"
+    }  # fmt: skip
+    assert len(record["source"]["hf_quant_sha256"]) == 64
+    # --check re-reads it from the clone, and notices a changed entry
+    target = tmp_path / "catalog"
+    target.mkdir()
+    write_catalog(target, [record])
+    check = [*script, "--check", "--catalog", str(target), *mirrors]
+    assert subprocess.run(check, capture_output=True, check=False, cwd=REPO).returncode == 0
+    write_catalog(target, [{**record, "config": {**record["config"], "num_hidden_layers": 3}}])
+    outcome = subprocess.run(check, capture_output=True, text=True, check=False, cwd=REPO)
+    assert outcome.returncode == 1 and "acme/tiny-FP8: the kept keys differ" in outcome.stdout

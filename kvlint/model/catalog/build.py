@@ -177,12 +177,27 @@ def build_entry(
     model_id: str,
     source: Mapping[str, str] | None = None,
     aliases: tuple[str, ...] = (),
+    hf_quant_config: pathlib.Path | None = None,
 ) -> dict[str, Any]:
-    """A catalog entry for the config file at ``path``."""
+    """A catalog entry for the config file at ``path``.
+
+    ``hf_quant_config`` is a ModelOpt checkpoint's ``hf_quant_config.json``: vLLM reads its
+    ``quantization`` object as the checkpoint's quantisation (``quant_method: modelopt``) when
+    ``config.json`` has no ``quantization_config``; its sha256 is recorded beside the config's.
+    """
     data = reading.read_bytes(path, reading.MODEL_CONFIG)
     config = json.loads(data.decode("utf-8-sig"))
     if not isinstance(config, dict):
         raise KvlintError("the model config must be a JSON object", path=str(path))
+    quant_sha = None
+    if hf_quant_config is not None:
+        quant_data = reading.read_bytes(hf_quant_config, reading.MODEL_CONFIG)
+        quant_sha = hashlib.sha256(quant_data).hexdigest()
+        quantization = json.loads(quant_data.decode("utf-8-sig")).get("quantization")
+        if not isinstance(quantization, dict):
+            raise KvlintError("no `quantization` object", path=str(hf_quant_config))
+        if "quantization_config" not in config:
+            config["quantization_config"] = {"quant_method": "modelopt", **quantization}
     record: dict[str, Any] = {"id": model_id}
     if aliases:
         record["aliases"] = list(aliases)
@@ -192,6 +207,8 @@ def build_entry(
         record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
     provenance = dict(source or {})
     provenance["sha256"] = hashlib.sha256(data).hexdigest()
+    if quant_sha is not None:
+        provenance["hf_quant_sha256"] = quant_sha
     record["source"] = provenance
     return record
 
@@ -247,3 +264,56 @@ def provenance_table(markdown: str) -> dict[str, dict[str, str]]:
             if hub_id:
                 out[file_name]["url"] = f"https://huggingface.co/{hub_id}"
     return out
+
+
+# --- the catalog on disk (layout.py): read every entry, write them back ---------------------
+
+_CATALOG_FILE = reading.Kind("a catalog file", 16 * reading.MiB)
+
+
+def read_catalog(root: pathlib.Path) -> list[dict[str, Any]]:
+    """Every record of the catalog at ``root``, in index order."""
+    from kvlint.model.catalog.layout import ENTRIES_DIR
+    from kvlint.model.catalog.layout import INDEX_FILE
+    from kvlint.model.catalog.layout import shard_of
+
+    index = json.loads(reading.read_utf8(root / INDEX_FILE, _CATALOG_FILE))
+    shards: dict[str, dict[str, dict[str, Any]]] = {}
+    records = []
+    for model_id in index["ids"]:
+        name = shard_of(model_id)
+        if name not in shards:
+            text = reading.read_utf8(root / ENTRIES_DIR / f"{name}.json", _CATALOG_FILE)
+            shards[name] = {r["id"]: r for r in json.loads(text)["models"]}
+        records.append(shards[name][model_id])
+    return records
+
+
+def write_catalog(root: pathlib.Path, records: list[dict[str, Any]]) -> None:
+    """Write ``records`` as the catalog at ``root``: entry files by organisation (ids sorted),
+    the index, and no entry file left that no record needs."""
+    from kvlint.model.catalog.layout import ENTRIES_DIR
+    from kvlint.model.catalog.layout import INDEX_FILE
+    from kvlint.model.catalog.layout import build_index
+    from kvlint.model.catalog.layout import dump_index
+    from kvlint.model.catalog.layout import dump_shard
+    from kvlint.model.catalog.layout import shard_of
+
+    ordered = sorted(records, key=lambda r: (r["id"].lower(), r["id"]))
+    index = build_index(ordered)  # raises on a duplicate id or a name two entries claim
+    ids = set(index["ids"])
+    for record in ordered:
+        base = record.get("base")
+        if base and base not in ids:
+            raise ValueError(f"{record['id']!r} names a base that is not in the catalog: {base!r}")
+    shards: dict[str, list[dict[str, Any]]] = {}
+    for record in ordered:
+        shards.setdefault(shard_of(record["id"]), []).append(record)
+    directory = root / ENTRIES_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.json"):
+        if stale.stem not in shards:
+            stale.unlink()
+    for name, group in shards.items():
+        (directory / f"{name}.json").write_text(dump_shard(group), encoding="utf-8")
+    (root / INDEX_FILE).write_text(dump_index(index), encoding="utf-8")
