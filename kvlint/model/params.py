@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
+from kvlint.model.families.nemotron_h import layer_pattern
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 
@@ -197,29 +198,40 @@ def _nemotron_routed(cfg: ConfigView, hidden: int, intermediate: int, experts: i
     if not experts:
         return 0
     size = cfg.opt_int("moe_intermediate_size") or intermediate
-    pattern = cfg.opt_str("hybrid_override_pattern") or ""
-    return pattern.count("E") * experts * 2 * hidden * size
+    pattern = layer_pattern(cfg) or ""
+    return pattern.count("E") * experts * 2 * _expert_width(cfg, hidden) * size
+
+
+def _expert_width(cfg: ConfigView, hidden: int) -> int:
+    """The width Nemotron-H's routed experts work in: ``moe_latent_size`` for the latent MoE of
+    Nemotron 3 Super and Ultra (vllm/model_executor/models/nemotron_h.py `NemotronHMoE`: the
+    token is projected from the hidden size to the latent size, through the experts, and back),
+    else the hidden size."""
+    return cfg.opt_int("moe_latent_size", minimum=1) or hidden
 
 
 def _nemotron_mlp(
     cfg: ConfigView, hidden: int, intermediate: int, experts: int | None, top_k: int | None
 ) -> tuple[int, int]:
     """Nemotron-H's MLP (``-``) and MoE (``E``) layers, from ``hybrid_override_pattern``."""
-    pattern = cfg.opt_str("hybrid_override_pattern") or ""
+    pattern = layer_pattern(cfg) or ""
     dense = 2 * hidden * intermediate  # relu2, not gated
     total = active = pattern.count("-") * dense
     moe_layers = pattern.count("E")
     if moe_layers and experts:
         size = cfg.opt_int("moe_intermediate_size") or intermediate
-        one = 2 * hidden * size
+        width = _expert_width(cfg, hidden)
+        one = 2 * width * size
+        latent = 2 * hidden * width if width != hidden else 0  # fc1/fc2_latent_proj
         shared = (
             (cfg.opt_int("n_shared_experts") or 0)
             * 2
             * hidden
             * (cfg.opt_int("moe_shared_expert_intermediate_size") or size)
         )
-        total += moe_layers * (experts * one + shared + hidden * experts)
-        active += moe_layers * ((top_k or 1) * one + shared + hidden * experts)
+        router = hidden * experts
+        total += moe_layers * (experts * one + shared + router + latent)
+        active += moe_layers * ((top_k or 1) * one + shared + router + latent)
     return total, active
 
 

@@ -172,3 +172,18 @@ def test_tie_word_embeddings_absent_is_the_class_default() -> None:
     assert not spec_from_config({**base, "model_type": "llama"}, name="m").tie_word_embeddings
     explicit = {**base, "model_type": "gemma2", "tie_word_embeddings": False}
     assert not spec_from_config(explicit, name="m").tie_word_embeddings
+
+
+def test_nemotron_3_latent_moe_experts_work_in_the_latent_width() -> None:
+    # Nemotron 3 Super / Ultra route each token through experts of moe_latent_size, not the
+    # hidden size: the names state the totals (120B with 12B active; 550B with 55B active).
+    from kvlint.model import catalog
+
+    for ref, total, active in (
+        ("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8", 120e9, 12e9),
+        ("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", 550e9, 55e9),
+    ):
+        spec = catalog.lookup(ref)
+        assert spec is not None and spec.param_count and spec.active_param_count
+        assert abs(spec.param_count / total - 1) < 0.03, ref
+        assert abs(spec.active_param_count / active - 1) < 0.05, ref

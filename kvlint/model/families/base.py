@@ -238,9 +238,16 @@ def read_head_dim(cfg: ConfigView, hidden: int, heads: int, keys: Sequence[str] 
     return hidden // heads
 
 
-def read_shape(cfg: ConfigView, *, head_dim_keys: Sequence[str] = ()) -> Shape:
-    """The generic decoder shape, old key names included."""
-    layers = cfg.int_of(LAYER_KEYS, what="the layer count")
+def read_shape(
+    cfg: ConfigView, *, head_dim_keys: Sequence[str] = (), num_layers: int | None = None
+) -> Shape:
+    """The decoder shape, old key names included. ``num_layers`` is the layer count of a config
+    that spells its layers out instead (Nemotron-H's ``layers_block_type``), used when no layer
+    count key is present."""
+    if num_layers is not None and cfg.first_key(LAYER_KEYS) is None:
+        layers = num_layers
+    else:
+        layers = cfg.int_of(LAYER_KEYS, what="the layer count")
     if layers > MAX_LAYERS:  # every family builds one LayerSpec per layer: bound the memory
         key = cfg.first_key(LAYER_KEYS) or LAYER_KEYS[0]
         digits = len(str(layers))

@@ -33,10 +33,11 @@ class NemotronH:
     name = "nemotron_h"
 
     def architecture(self, cfg: ConfigView) -> Architecture:
-        base = read_shape(cfg, head_dim_keys=("attention_head_dim",))
-        pattern = cfg.opt_str("hybrid_override_pattern")
-        if pattern is None:
-            pattern = _pattern_from_block_types(cfg)
+        pattern = layer_pattern(cfg)
+        # transformers 4.57's NemotronHConfig derives num_hidden_layers from layers_block_type
+        # and may leave the key out (Nemotron 3 Ultra's config does).
+        counted = len(pattern) if pattern is not None else None
+        base = read_shape(cfg, head_dim_keys=("attention_head_dim",), num_layers=counted)
         if pattern is None:
             raise cfg.error(
                 "hybrid_override_pattern",
@@ -65,7 +66,11 @@ class NemotronH:
 _BLOCK_CHARS = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
 
 
-def _pattern_from_block_types(cfg: ConfigView) -> str | None:
+def layer_pattern(cfg: ConfigView) -> str | None:
+    """``hybrid_override_pattern``, or the same string spelled from ``layers_block_type``."""
+    pattern = cfg.opt_str("hybrid_override_pattern")
+    if pattern is not None:
+        return pattern
     names = cfg.opt_list("layers_block_type")
     if names is None:
         return None
