@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from kvlint.sizing import Sizing
 
 UNKNOWN_MODEL = "KV902"
+MODEL_BY_NAME = "KV908"
 UNUSED_SUPPRESSION = "KV906"
 UNRECOGNISED = "KV905"
 
@@ -535,6 +536,14 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
         message = str(resolved) + _not_checked(run, dep)
         problem = InputProblem(UNKNOWN_MODEL, dep.model.span, message, severity)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
+    by_name = getattr(resolved, "by_name", "")
+    if by_name:
+        message = (
+            f"model {ref!r} resolved by name as {by_name}: the checks use that architecture "
+            "(give the checkpoint's config.json to check the checkpoint itself)"
+        )
+        problem = InputProblem(MODEL_BY_NAME, dep.model.span, message, Severity.INFO)
+        return dataclasses.replace(dep, problems=[*dep.problems, problem]), resolved
     return dep, resolved
 
 

@@ -26,6 +26,7 @@ def get_rules() -> list[type[Rule]]:
     from .max_model_len_exceeds_kv_pool import MaxModelLenExceedsKvPool
     from .max_num_seqs_over_kv_budget import MaxNumSeqsOverKvBudget
     from .missing_fact import MissingFact
+    from .model_by_name import ModelByName
     from .schema_violation import SchemaViolation
     from .served_model_not_claimed import ServedModelNotClaimed
     from .stated_kv_mismatch import StatedKvMismatch
@@ -66,4 +67,5 @@ def get_rules() -> list[type[Rule]]:
         UnrecognisedDocument,
         UnusedSuppression,
         MissingFact,
+        ModelByName,
     ]

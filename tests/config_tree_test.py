@@ -110,8 +110,8 @@ def test_the_errors_of_every_config_are_reported(capsys: pytest.CaptureFixture[s
     lines = result.err.splitlines()
     assert len(lines) == 2
     assert lines[0].endswith("unknown rule selector `KV998` in `select` of the kvlint config: "
-                             "no rule has that code or code prefix; did you mean `KV901`, "
-                             "`KV902` or `KV903`?")  # fmt: skip
+                             "no rule has that code or code prefix; did you mean `KV908`, "
+                             "`KV901` or `KV902`?")  # fmt: skip
     assert "b/.kvlint.yaml:1:1: unknown key `ignroe` in the kvlint config" in lines[1]
 
 

@@ -134,6 +134,13 @@ def match_catalog(text: str) -> tuple[catalog.CatalogEntry, str | None] | None:
         entry = catalog.find_entry(candidate)
         if entry is not None:
             return entry, quant
+    # a release or mirror name around a catalog name (`gemma-3-27b-it-qat`,
+    # `unsloth/Llama-3.2-3B-Instruct`): the derivative reading
+    from kvlint.model import derive
+
+    derived = derive.derive(f"{org}/{name}" if org else name)
+    if derived is not None:
+        return derived.entry, quant
     return None
 
 
@@ -190,7 +197,12 @@ def _catalog_match(entry: catalog.CatalogEntry, quant: str | None, what: str) ->
         source=f"{spec.source}; matched from {what}",
     )
     weights = f" with {quant} weights" if quant else ""
-    return ResolvedModel(spec, "gguf", f"{what} matched the catalog entry {entry.id}{weights}")
+    return ResolvedModel(
+        spec,
+        "gguf",
+        f"{what} matched the catalog entry {entry.id}{weights}",
+        by_name=f"{entry.id}{weights}",
+    )
 
 
 def _quantization(quant: str) -> Quantization:

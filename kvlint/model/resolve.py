@@ -44,6 +44,8 @@ class ResolvedModel(NamedTuple):
     spec: ModelSpec
     origin: str
     detail: str
+    # When the model was matched by its name, not read: what it was taken as (KV908 says so).
+    by_name: str = ""
 
 
 class HubBudget:
@@ -101,10 +103,14 @@ def resolve_model(
         if found is not None:
             return found
         raise _missing_path_error(text, base_dir)
-    repo_id = _repo_id(text)
-    cached = _from_cache(repo_id)
+    # The checkpoint's own config.json, when the cache has it, before a reading of its name.
+    cached = _from_cache(text) if _is_repo_id(text) else None
     if cached is not None:
         return cached
+    derived = None if catalog.ambiguous(text) else _by_name(text)
+    if derived is not None:
+        return derived
+    repo_id = _repo_id(text)
     if offline or _env_offline():
         raise ModelNotResolved(_unknown_offline_message(repo_id, offline))
     return _from_hub(repo_id, hub if hub is not None else HubBudget())
@@ -206,7 +212,8 @@ def _index_total_size(index: pathlib.Path) -> int | None:
 
 def _catalog_by_path_tail(text: str) -> ResolvedModel | None:
     """A local path that does not exist here but ends in a known model name
-    (``/models/deepseek-ai/deepseek-r1``): the catalog entry, saying so."""
+    (``/models/deepseek-ai/deepseek-r1``, ``/models/Qwen2.5-7B-Instruct-AWQ``): the catalog
+    entry, or the derivative its name states, saying so."""
     parts = [part for part in re.split(r"[\\/]+", text.rstrip("/\\")) if part]
     for tail in ("/".join(parts[-2:]), parts[-1] if parts else ""):
         entry = catalog.find_entry(tail) if tail else None
@@ -215,8 +222,25 @@ def _catalog_by_path_tail(text: str) -> ResolvedModel | None:
                 f"{text} is not on this machine; its name matches the built-in catalog entry "
                 f"{entry.id}"
             )
-            return ResolvedModel(catalog.entry_spec(entry.id), "catalog", detail)
+            return ResolvedModel(catalog.entry_spec(entry.id), "catalog", detail, by_name=entry.id)
+    for tail in ("/".join(parts[-2:]), parts[-1] if parts else ""):
+        derived = _by_name(tail) if tail else None
+        if derived is not None:
+            return derived._replace(detail=f"{text} is not on this machine; {derived.detail}")
     return None
+
+
+def _by_name(text: str) -> ResolvedModel | None:
+    """A mirror, quantisation or release of a catalog entry, read from its name
+    (``kvlint.model.derive``), or None."""
+    from kvlint.model import derive
+
+    found = derive.derive(text)
+    if found is None:
+        return None
+    what = derive.describe(found)
+    detail = f"{text} resolved by name as {what}"
+    return ResolvedModel(derive.spec_of(found), "catalog", detail, by_name=what)
 
 
 def _catalog_detail(entry: catalog.CatalogEntry) -> str:
@@ -224,6 +248,17 @@ def _catalog_detail(entry: catalog.CatalogEntry) -> str:
 
 
 # --- Hub ids, the cache and the download -----------------------------------------------
+
+
+def _is_repo_id(text: str) -> bool:
+    return (
+        "/" in text
+        and len(text) <= 96
+        and bool(_REPO_ID.match(text))
+        and ".." not in text
+        and "--" not in text
+        and not text.endswith((".", "-"))
+    )
 
 
 def _repo_id(text: str) -> str:
