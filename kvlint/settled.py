@@ -58,6 +58,20 @@ class EngineFacts(NamedTuple):
     unlisted_cache_dtypes: tuple[str, ...] = ()
     # An fp8 e4m3 cache needs compute capability 8.9 (vLLM's Triton KV writer asserts it).
     fp8_cache_needs_sm89: bool = False
+    # The engine's spelling of a 4-bit cache (vLLM's nvfp4, llama.cpp's q4_0), if it has one:
+    # the solver's levers and its engine table offer it beside ``cache_8bit``.
+    cache_4bit: str | None = None
+    # max_model_len is the cells of every slot together (llama.cpp's -c, divided between -np
+    # slots): a concurrency is then a setting, and ``n`` sequences of ``L`` tokens are asked
+    # for as max_model_len ``n x L`` with max_num_seqs ``n``.
+    context_spans_slots: bool = False
+    # Why the engine has no weight quantisation setting (it loads the quantisation of its
+    # file), for the solver's weight levers; None where --quantization applies.
+    fixed_weights: str | None = None
+    # The releases the solver's engine table sizes a deployment under, as (the version a file
+    # would name, None for the newest kvlint models; the row's label). Empty: the newest,
+    # labelled ``display``.
+    compared_releases: tuple[tuple[str | None, str], ...] = ()
 
     def accepted_cache_dtypes(self, release: tuple[int, ...] | None) -> tuple[str, ...]:
         """The cache dtypes ``release`` starts with (the newest release's when None)."""

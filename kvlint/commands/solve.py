@@ -6,13 +6,25 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 
 from kvlint import reading
 from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 
+if TYPE_CHECKING:
+    from kvlint.deployment import Deployment
+    from kvlint.gpus import GpuSpec
+    from kvlint.model.spec import ModelSpec
+    from kvlint.settled import Settled
+
+# The engines a plan is made for (--engine) and compared under, in the order its table lists them.
 ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
+
+# Where a setting given on the command line is cited.
+SOLVER_PATH = "<kvlint solve>"
 
 
 def _fraction(text: str) -> float:
@@ -93,28 +105,34 @@ def _is_deployment_file(target: str) -> bool:
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine settings the command line states (the rest stay the deployment's)."""
     max_len = args.max_model_len or args.context
-    return {
+    stated = {
         "engine_version": args.engine_version,
-        "gpu": args.gpu,
         "max_model_len": max_len,
         "kv_cache_dtype": args.kv_cache_dtype,
         "quantization": args.quantization,
         "memory_fraction": args.gpu_memory_utilization,
     }
+    return {name: value for name, value in stated.items() if value is not None}
 
 
-def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
-    """(label, Deployment, ModelSpec or the KvlintError resolving it) for each deployment."""
+class _Job(NamedTuple):
+    """One deployment to solve: its label, its model (or why it has none) and, for a file, the
+    Deployment read from it (None for a model named on the command line)."""
+
+    label: str
+    spec: ModelSpec | KvlintError
+    dep: Deployment | None = None
+
+
+def _jobs(args: argparse.Namespace) -> list[_Job]:
+    """The deployments to solve: the model named, or each deployment of the file."""
     from kvlint.model.resolve import resolve_model
-    from kvlint.solve.variants import cli_deployment
-    from kvlint.solve.variants import vary
 
-    overrides = {k: v for k, v in _overrides(args).items() if v is not None}
     if not _is_deployment_file(args.target):
         resolved = resolve_model(args.target, offline=args.offline)
-        dep = cli_deployment(engine=args.engine or "vllm", model=args.target, settings=overrides)
-        return [(resolved.spec.name, dep, resolved.spec)]
+        return [_Job(resolved.spec.name, resolved.spec)]
 
     from kvlint.deploy.load import load_path
 
@@ -125,55 +143,93 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
             raise KvlintError(problem.message, problem.span)
     if not result.deployments:
         raise KvlintError("no deployment found in the file", path=args.target)
-    if args.engine:
-        overrides["engine"] = args.engine
-    jobs: list[tuple[str, Any, Any]] = []
+    jobs: list[_Job] = []
     for dep in result.deployments:
-        dep = vary(dep, **overrides)
         label = f"{args.target}: {dep.name}"
         if dep.model is None:
-            jobs.append((label, dep, KvlintError(f"{label}: the deployment names no model")))
+            jobs.append(_Job(label, KvlintError(f"{label}: the deployment names no model"), dep))
             continue
         try:
             spec = resolve_model(dep.model.value, offline=args.offline, base_dir=path.parent).spec
         except KvlintError as exc:
-            jobs.append((label, dep, KvlintError(f"{label}: {exc}")))
+            jobs.append(_Job(label, KvlintError(f"{label}: {exc}"), dep))
             continue
-        jobs.append((label, dep, spec))
+        jobs.append(_Job(label, spec, dep))
     return jobs
 
 
-def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
-    """Solve one deployment; KvlintError when its GPU or the asked layout will not do."""
+def _gpu(args: argparse.Namespace, job: _Job) -> GpuSpec:
+    """The GPU to solve on: ``--gpu``, else the one the file names."""
+    from kvlint.gpus import known_gpu_names
+    from kvlint.gpus import lookup_gpu
+
+    name = args.gpu
+    if name is None and job.dep is not None and job.dep.gpu is not None:
+        name = job.dep.gpu.value
+    if name is None:
+        raise KvlintError(f"{job.label}: no GPU named; pass --gpu (e.g. --gpu H100-80GB)")
+    gpu = lookup_gpu(str(name))
+    if gpu is None:
+        known = ", ".join(known_gpu_names()[:12])
+        raise KvlintError(f"unknown GPU {name!r}; known names include {known}, ...")
+    if gpu.out_of_scope:
+        raise KvlintError(f"{gpu.display} is {gpu.kind_phrase}: kvlint sizes GPU memory only")
+    return gpu
+
+
+def _settled(args: argparse.Namespace, job: _Job, spec: ModelSpec, gpu: GpuSpec) -> Settled:
+    """What the engine will run with: the file's deployment settled and revised with the
+    command line's settings (and ``--engine``), or the command line's own request."""
+    from kvlint.deployment import Sourced
+    from kvlint.engines import home
+    from kvlint.engines import revise
+    from kvlint.engines import settle
+    from kvlint.finding import Span
+    from kvlint.settled import Request
+
+    overrides = _overrides(args)
+    if job.dep is None:
+        # A model named on the command line: the request is the options given, each cited at
+        # the command line (a fix or a finding quoting it has nowhere else to point).
+        here = Span(SOLVER_PATH, 1, 1)
+        stated: dict[str, Any] = {
+            name: Sourced(value, here._replace(key=name), raw=str(value))
+            for name, value in overrides.items()
+        }
+        engine = args.engine or "vllm"
+        return home(engine).resolve(Request(engine=engine, span=here, **stated), spec, gpu)
+    settled = settle(job.dep, spec, gpu)
+    if settled is None:
+        raise KvlintError(f"{job.label}: kvlint does not size {job.dep.engine.value}")
+    if not overrides and args.engine is None:
+        return settled
+    return revise(settled, engine=args.engine, **overrides)
+
+
+def _plan(args: argparse.Namespace, job: _Job) -> Any:
+    """Solve one deployment; KvlintError when its model, its GPU or the asked layout will not
+    do."""
     from kvlint.arith.parallel import Layout
     from kvlint.arith.parallel import pp_problem
     from kvlint.arith.parallel import tp_problem
-    from kvlint.engines import facts
-    from kvlint.gpus import known_gpu_names
-    from kvlint.gpus import lookup_gpu
     from kvlint.solve.plan import solve
 
-    gpu_name = dep.gpu.value if dep.gpu is not None else None
-    if gpu_name is None:
-        raise KvlintError(f"{label}: no GPU named; pass --gpu (e.g. --gpu H100-80GB)")
-    gpu = lookup_gpu(str(gpu_name))
-    if gpu is None:
-        known = ", ".join(known_gpu_names()[:12])
-        raise KvlintError(f"unknown GPU {gpu_name!r}; known names include {known}, ...")
-    if gpu.out_of_scope:
-        raise KvlintError(f"{gpu.display} is {gpu.kind_phrase}: kvlint sizes GPU memory only")
+    if isinstance(job.spec, KvlintError):
+        raise job.spec
+    gpu = _gpu(args, job)
+    settled = _settled(args, job, job.spec, gpu)
     layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
     if layout is not None:
-        engine = dep.engine.value
-        rules = facts(engine).parallel
+        rules = settled.facts.parallel
+        spec = settled.model
         problem = tp_problem(spec, rules, layout.tp) or pp_problem(spec, rules, layout.pp)
         if problem:
-            raise KvlintError(f"{label}: {engine} refuses {layout.label}: {problem}")
+            raise KvlintError(f"{job.label}: {settled.engine} refuses {layout.label}: {problem}")
     return solve(
-        dep,
-        spec,
-        gpu,
-        label=label,
+        settled,
+        label=job.label,
+        claims=job.dep.claims if job.dep is not None else None,
+        from_file=job.dep is not None,
         context=args.context or args.max_model_len,
         concurrency=args.concurrency,
         layout=layout,
@@ -181,17 +237,16 @@ def _plan(args: argparse.Namespace, label: str, dep: Any, spec: Any) -> Any:
         max_tp=args.max_tp,
         any_layout=args.any_layout,
         replicas=not args.no_replicas,
+        engines=ENGINES,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     plans = []
     skipped: list[KvlintError] = []
-    for label, dep, spec in _jobs(args):
+    for job in _jobs(args):
         try:
-            if isinstance(spec, KvlintError):
-                raise spec
-            plans.append(_plan(args, label, dep, spec))
+            plans.append(_plan(args, job))
         except KvlintError as exc:
             skipped.append(exc)
     if not plans:

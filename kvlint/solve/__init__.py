@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from kvlint.arith.parallel import Layout
-from kvlint.deployment import Deployment
-from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
 from kvlint.solve.capacity import LenAnswer
 from kvlint.solve.capacity import SeqsAnswer
@@ -36,23 +34,21 @@ __all__ = [
 ]
 
 
-def admitted_seqs(dep: Deployment, spec: ModelSpec, sizing: Sizing) -> int | None:
+def admitted_seqs(sizing: Sizing) -> int | None:
     """Sequences of the deployment's ``max_model_len`` its engine holds at once: the most
-    ``max_num_seqs`` can usefully be (for KV301's fix title). None without engine numbers."""
+    ``max_num_seqs`` can usefully be (KV301's fix title). None without engine numbers."""
     if sizing.engine is None or sizing.engine.max_concurrency is None:
         return None
     return admitted(sizing.engine)
 
 
-def largest_max_model_len(
-    dep: Deployment, spec: ModelSpec, sizing: Sizing, *, concurrency: int = 1
-) -> int | None:
+def largest_max_model_len(sizing: Sizing, *, concurrency: int = 1) -> int | None:
     """The largest ``max_model_len`` at which ``concurrency`` sequences fit at once, searched up
     to the deployment's own ``max_model_len`` (so at ``concurrency=1`` it is the figure vLLM's
     refusal suggests: KV302's fix title). None without engine numbers or a GPU."""
-    if sizing.engine is None or sizing.engine.available_kv_bytes is None:
+    engine, settled = sizing.engine, sizing.settled
+    if engine is None or engine.available_kv_bytes is None or settled is None:
         return None
-    answer = max_model_len_at(
-        dep, spec, sizing.gpu, concurrency=concurrency, limit=sizing.engine.max_model_len
-    )
-    return answer.max_model_len
+    return max_model_len_at(
+        settled, concurrency=concurrency, limit=engine.max_model_len
+    ).max_model_len

@@ -2,42 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvlint.arith.kv import kv_size
 from kvlint.arith.parallel import Layout
 from kvlint.arith.parallel import pp_problem
 from kvlint.arith.parallel import tp_problem
-from kvlint.deployment import Deployment
+from kvlint.engines import account
 from kvlint.engines import facts
+from kvlint.engines import revise
 from kvlint.errors import KvlintError
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import EngineFacts
+from kvlint.settled import Settled
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.variants import Estimator
-from kvlint.solve.variants import default_estimator
 from kvlint.solve.variants import value
-from kvlint.solve.variants import vary
-
-# (engine, version as a deployment would name it, label). None: the newest kvlint models.
-ENGINES: tuple[tuple[str, str | None, str], ...] = (
-    ("vllm", None, "vLLM (current)"),
-    ("vllm", "0.11.0", "vLLM 0.11"),
-    ("sglang", None, "SGLang"),
-    ("tgi", None, "TGI"),
-    ("llamacpp", None, "llama.cpp"),
-)
-
-# The same cache precision as each engine spells it. llama.cpp has no fp8: q8_0 is its 8-bit
-# cache (34 bytes per 32 values, a little more than fp8).
-_CACHE_SPELLING: dict[str, dict[str, str]] = {
-    "8bit": {"vllm": "fp8", "sglang": "fp8_e4m3", "tgi": "fp8_e4m3fn", "llamacpp": "q8_0"},
-    "4bit": {"vllm": "nvfp4", "sglang": "nvfp4", "llamacpp": "q4_0"},
-}
 
 
 def _cache_class(name: str | None) -> str | None:
+    """The precision class of a cache dtype ("8bit", "4bit"), None for the model dtype."""
     if name is None:
         return None
     key = name.lower()
@@ -73,13 +60,24 @@ class EngineRow:
         return est.kv_cache_tokens / self.hardware_tokens
 
 
-def _engine_layout(engine: str, spec: ModelSpec, layout: Layout) -> tuple[Layout | None, str]:
-    if engine == "llamacpp" and layout.tp > 1:
-        # No tensor parallelism: the same GPUs split the layers (--split-mode layer).
+def _spelled(engine: EngineFacts, precision: str | None) -> str | None:
+    """The engine's spelling of a cache of ``precision`` (None: the model dtype), None when
+    it has no such cache. llama.cpp has no fp8: q8_0 is its 8-bit cache (34 bytes per 32
+    values, a little more than fp8)."""
+    if precision is None:
+        return engine.default_cache_dtype
+    return engine.cache_8bit if precision == "8bit" else engine.cache_4bit
+
+
+def _engine_layout(
+    engine: EngineFacts, spec: ModelSpec, layout: Layout
+) -> tuple[Layout | None, str]:
+    rules = engine.parallel
+    if not rules.tensor and layout.tp > 1:
+        # No tensor parallelism: the same GPUs split the layers (llama.cpp --split-mode layer).
         split = Layout(1, layout.gpus_per_replica)
-        problem = pp_problem(spec, facts(engine).parallel, split.pp)
+        problem = pp_problem(spec, rules, split.pp)
         return (None, problem) if problem else (split, "layers split over the same GPUs")
-    rules = facts(engine).parallel
     problem = tp_problem(spec, rules, layout.tp) or pp_problem(spec, rules, layout.pp)
     return (None, problem) if problem else (layout, "")
 
@@ -102,66 +100,71 @@ def hardware_tokens(
 
 
 def engines_compare(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec | None,
+    settled: Settled,
     *,
     context: int,
     layout: Layout,
-    estimator: Estimator | None = None,
+    engines: Sequence[str],
+    estimator: Estimator = account,
 ) -> list[EngineRow]:
-    """``dep`` as each engine would size it on ``layout`` at ``context``: engine settings that
-    mean different things across engines (memory fraction, batch tokens, block size) fall back
-    to each engine's default; the cache precision carries over in each engine's spelling."""
-    estimate = estimator or default_estimator()
-    precision = _cache_class(value(dep.kv_cache_dtype))
+    """``settled`` as each of ``engines`` would size it on ``layout`` at ``context``, at the
+    releases each engine's facts name (``compared_releases``): engine settings that mean
+    different things across engines (memory fraction, batch tokens, block size) fall back to
+    each engine's default; the cache precision carries over in each engine's spelling."""
+    precision = _cache_class(value(settled.request.kv_cache_dtype))
     rows: list[EngineRow] = []
-    for engine, version, label in ENGINES:
-        shape, note = _engine_layout(engine, spec, layout)
-        if shape is None:
-            rows.append(EngineRow(engine, version, label, None, None, None, None, note))
-            continue
-        engine_facts = facts(engine)
-        cache = engine_facts.default_cache_dtype
-        if precision is not None:
-            spelled = _CACHE_SPELLING[precision].get(engine)
-            if spelled is None:
-                rows.append(
-                    EngineRow(engine, version, label, shape, None, None, None, "no such cache")
-                )
-                continue
-            cache = spelled
-        same = engine == dep.engine.value
-        variant = vary(
-            dep,
-            engine=engine,
+    for name in engines:
+        engine = facts(name)
+        for version, label in engine.compared_releases or ((None, engine.display),):
+            rows.append(
+                _engine_row(settled, engine, version, label, precision, context, layout, estimator)
+            )
+    return rows
+
+
+def _engine_row(
+    settled: Settled,
+    engine: EngineFacts,
+    version: str | None,
+    label: str,
+    precision: str | None,
+    context: int,
+    layout: Layout,
+    estimator: Estimator,
+) -> EngineRow:
+    spec, gpu, name = settled.model, settled.gpu, engine.name
+    shape, note = _engine_layout(engine, spec, layout)
+    if shape is None:
+        return EngineRow(name, version, label, None, None, None, None, note)
+    cache = _spelled(engine, precision)
+    if cache is None:
+        return EngineRow(name, version, label, shape, None, None, None, "no such cache")
+    # Settings whose meaning is the engine's own do not carry over to another engine.
+    own = {} if name == settled.engine else dict.fromkeys(_ENGINE_OWN)
+    try:
+        variant = revise(
+            settled,
+            engine=name,
             engine_version=version,
             kv_cache_dtype=cache,
             # The same precision for V too, where V's type is a setting of its own (-ctv).
-            kv_cache_dtype_v=cache if engine_facts.v_cache_dtype_apart else None,
+            kv_cache_dtype_v=cache if engine.v_cache_dtype_apart else None,
             tensor_parallel_size=shape.tp,
             pipeline_parallel_size=shape.pp,
             gpu_count=shape.gpus_per_replica,
             max_model_len=context,
+            **own,
         )
-        if not same:
-            variant = vary(
-                variant,
-                memory_fraction=None,
-                max_num_batched_tokens=None,
-                block_size=None,
-                num_gpu_blocks_override=None,
-            )
-        try:
-            seqs, est = admitted_at(variant, spec, gpu, context, estimate)
-        except (KvlintError, ValueError) as exc:
-            rows.append(EngineRow(engine, version, label, shape, None, None, None, str(exc)))
-            continue
-        if est.available_kv_bytes is None and est.missing:
-            # The engine's accounting is not modelled (or lacks a fact): say which, not 0.
-            why = "; ".join(est.missing)
-            rows.append(EngineRow(engine, version, label, shape, None, None, None, f"no {why}"))
-            continue
-        pool = hardware_tokens(spec, gpu, est, cache, shape.gpus_per_replica)
-        rows.append(EngineRow(engine, version, label, shape, est, seqs, pool, note))
-    return rows
+        seqs, est = admitted_at(variant, context, estimator)
+    except (KvlintError, ValueError) as exc:
+        return EngineRow(name, version, label, shape, None, None, None, str(exc))
+    if est.available_kv_bytes is None and est.missing:
+        # The engine's accounting is not modelled (or lacks a fact): say which, not 0.
+        why = "; ".join(est.missing)
+        return EngineRow(name, version, label, shape, None, None, None, f"no {why}")
+    pool = hardware_tokens(spec, gpu, est, cache, shape.gpus_per_replica)
+    return EngineRow(name, version, label, shape, est, seqs, pool, note)
+
+
+# Request fields each engine reads its own way: another engine takes its own default.
+_ENGINE_OWN = ("memory_fraction", "max_num_batched_tokens", "block_size", "num_gpu_blocks_override")

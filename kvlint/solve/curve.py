@@ -4,50 +4,42 @@ from __future__ import annotations
 
 from kvlint.arith.kv import kv_size
 from kvlint.arith.parallel import Layout
-from kvlint.deployment import Deployment
-from kvlint.gpus import GpuSpec
-from kvlint.model.spec import ModelSpec
+from kvlint.engines import account
+from kvlint.engines import revise
+from kvlint.settled import Settled
 from kvlint.solve.plot import Chart
 from kvlint.solve.plot import Series
 from kvlint.solve.variants import Estimator
-from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import placed
 from kvlint.solve.variants import value
-from kvlint.solve.variants import vary
 
 POINTS = 24
 
 
 def kv_chart(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec | None,
+    settled: Settled,
     *,
     layout: Layout,
     context: int,
     concurrency: int,
     limit: int,
-    estimator: Estimator | None = None,
+    estimator: Estimator = account,
 ) -> Chart:
     """KV bytes one sequence takes on one GPU of ``layout`` (as the engine pages it) for contexts
     up to about twice the target, with the GPU's KV pool and the pool's share per sequence at
     ``concurrency`` as horizontal lines: where the curve crosses the share is the longest
     context that concurrency allows."""
-    estimate = estimator or default_estimator()
-    base = vary(
-        dep,
-        tensor_parallel_size=layout.tp,
-        pipeline_parallel_size=layout.pp,
-        gpu_count=layout.gpus_per_replica,
-    )
+    spec, gpu = settled.model, settled.gpu
+    base = placed(settled, layout)
     top = max(1, min(limit, 2 * context) if limit >= context else 2 * context)
     points: list[tuple[float, float]] = [(0.0, 0.0)]
     pool: int | None = None
     for i in range(1, POINTS + 1):
         length = max(1, round(top * i / POINTS))
-        est = estimate(vary(base, max_model_len=length), spec, gpu)
+        est = estimator(revise(base, max_model_len=length))
         needed = est.needed_bytes_one_sequence
         if needed is None:  # no engine figure: the first-principles cost over the GPUs
-            kv = kv_size(spec, str(value(base.kv_cache_dtype) or "auto"))
+            kv = kv_size(spec, str(value(base.request.kv_cache_dtype) or "auto"))
             needed = kv.per_sequence_bytes(length) // layout.gpus_per_replica
         points.append((float(length), float(needed)))
         if length == top or pool is None:

@@ -7,16 +7,13 @@ from dataclasses import dataclass
 
 from kvlint.arith.parallel import Layout
 from kvlint.arith.parallel import kv_heads_per_gpu
-from kvlint.deployment import Deployment
-from kvlint.engines import facts
+from kvlint.engines import account
 from kvlint.estimate import EngineEstimate
-from kvlint.gpus import GpuSpec
-from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.layout import replica_layouts
 from kvlint.solve.variants import Estimator
-from kvlint.solve.variants import default_estimator
-from kvlint.solve.variants import vary
+from kvlint.solve.variants import placed
 
 DEFAULT_MAX_GPUS = 64
 # TP stays within a node unless told otherwise: 8 GPUs, the HGX / DGX board.
@@ -61,30 +58,17 @@ class GpuPlan:
 
 
 def replica_at(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec | None,
-    layout: Layout,
-    *,
-    context: int,
-    estimator: Estimator,
+    settled: Settled, layout: Layout, *, context: int, estimator: Estimator
 ) -> ReplicaResult:
     """One replica of ``layout`` (its TP and PP) serving ``context``-token sequences."""
-    variant = vary(
-        dep,
-        tensor_parallel_size=layout.tp,
-        pipeline_parallel_size=layout.pp,
-        data_parallel_size=None,
-        gpu_count=layout.gpus_per_replica,
-    )
-    seqs, est = admitted_at(variant, spec, gpu, context, estimator)
-    return ReplicaResult(Layout(layout.tp, layout.pp), kv_heads_per_gpu(spec, layout.tp), seqs, est)
+    variant = placed(settled, layout, data_parallel_size=None)
+    seqs, est = admitted_at(variant, context, estimator)
+    heads = kv_heads_per_gpu(settled.model, layout.tp)
+    return ReplicaResult(Layout(layout.tp, layout.pp), heads, seqs, est)
 
 
 def min_gpus(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec | None,
+    settled: Settled,
     *,
     context: int,
     concurrency: int,
@@ -92,7 +76,7 @@ def min_gpus(
     max_tp: int | None = DEFAULT_MAX_TP,
     replicas: bool = True,
     any_layout: bool = False,
-    estimator: Estimator | None = None,
+    estimator: Estimator = account,
 ) -> GpuPlan:
     """The smallest GPU count, and its layout, whose engine admits ``concurrency`` sequences of
     ``context`` tokens at once.
@@ -105,14 +89,15 @@ def min_gpus(
     admitting the most sequences, then to fewer pipeline stages, then to fewer replicas.
     ``max_tp`` caps tensor parallelism (the GPUs of one node, where TP belongs).
     """
-    estimate = estimator or default_estimator()
     need = max(1, concurrency)
     tried: list[ReplicaResult] = []
     best: tuple[tuple[int, int, int, int], Layout, ReplicaResult] | None = None
-    rules = facts(dep.engine.value).parallel
-    shapes = replica_layouts(spec, rules, max_gpus=max_gpus, max_tp=max_tp, any_layout=any_layout)
+    rules = settled.facts.parallel
+    shapes = replica_layouts(
+        settled.model, rules, max_gpus=max_gpus, max_tp=max_tp, any_layout=any_layout
+    )
     for shape in shapes:
-        result = replica_at(dep, spec, gpu, shape, context=context, estimator=estimate)
+        result = replica_at(settled, shape, context=context, estimator=estimator)
         tried.append(result)
         if result.admitted < 1:
             continue

@@ -6,22 +6,23 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvlint.arith.dtypes import cache_dtype
 from kvlint.arith.parallel import Layout
-from kvlint.deployment import Deployment
+from kvlint.engines import account
+from kvlint.engines import revise
 from kvlint.errors import KvlintError
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
-from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
+from kvlint.settled import Settled
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.fleet import DEFAULT_MAX_GPUS
 from kvlint.solve.fleet import DEFAULT_MAX_TP
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
 from kvlint.solve.variants import Estimator
-from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import placed
 from kvlint.solve.variants import value
-from kvlint.solve.variants import vary
 
 # GPUs offered in the GPU-type rows when the caller names none: the common serving parts,
 # smallest first. Names the catalog does not know are skipped.
@@ -53,9 +54,6 @@ class Lever:
         return None if self.estimate is None else self.estimate.kv_cache_tokens
 
 
-_Variant = tuple[Deployment, ModelSpec, "GpuSpec | None"]
-
-
 @dataclass(frozen=True)
 class _Option:
     group: str
@@ -63,54 +61,61 @@ class _Option:
     current: bool
     note: str  # why it is not offered, or a caveat when it is
     offered: bool
-    apply: Callable[[Deployment, ModelSpec, GpuSpec | None], _Variant]
+    apply: Callable[[Settled], Settled]
 
 
-def _keep(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> _Variant:
-    return dep, spec, gpu
+def _keep(settled: Settled) -> Settled:
+    return settled
 
 
-# Cache dtypes per engine, as each spells them (vllm/config/cache.py CacheDType; SGLang
-# --kv-cache-dtype choices; TGI --kv-cache-dtype; llama.cpp -ctk/-ctv kv_cache_types), with what
-# each needs: "fp8" computes natively from compute capability 8.9 (GpuSpec.supports_fp8) and is
-# stored-only below it; the 4-bit float caches need Blackwell (10.0).
-_CACHE_DTYPES: dict[str, tuple[tuple[str, str], ...]] = {
-    "vllm": (("auto", ""), ("fp8", "fp8"), ("nvfp4", "fp4")),
-    "sglang": (("auto", ""), ("fp8_e4m3", "fp8"), ("nvfp4", "fp4")),
-    "tgi": (("auto", ""), ("fp8_e4m3fn", "fp8")),
-    "llamacpp": (("f16", ""), ("q8_0", ""), ("q4_0", "")),
-    "ollama": (("f16", ""), ("q8_0", ""), ("q4_0", "")),
-}
+def _needs(name: str) -> str:
+    """What a cache dtype asks of the GPU: "fp8" computes natively from compute capability 8.9
+    (GpuSpec.supports_fp8) and is stored-only below it, "fp4" (the 4-bit float caches) needs
+    Blackwell (10.0); ggml's integer blocks (q8_0, q4_0) run anywhere."""
+    storage = cache_dtype(name, "bfloat16").name
+    if storage.startswith("fp8"):
+        return "fp8"
+    return "fp4" if "fp4" in storage else ""
 
 
-def _cache_options(dep: Deployment, gpu: GpuSpec | None) -> list[_Option]:
-    engine = dep.engine.value
-    version = value(dep.engine_version)
-    current = str(value(dep.kv_cache_dtype) or _CACHE_DTYPES.get(engine, (("auto", ""),))[0][0])
+def _cache_options(settled: Settled) -> list[_Option]:
+    """The model dtype and the engine's 8-bit and 4-bit caches, as the engine spells them
+    (EngineFacts: vLLM fp8 / nvfp4, SGLang fp8_e4m3 / nvfp4, TGI fp8_e4m3fn, llama.cpp q8_0 /
+    q4_0), each with what the release and the GPU allow."""
+    facts, gpu = settled.facts, settled.gpu
+    names = [facts.default_cache_dtype, facts.cache_8bit]
+    if facts.cache_4bit is not None:
+        names.append(facts.cache_4bit)
+    accepted = facts.accepted_cache_dtypes(settled.version_numbers)
+    current = str(value(settled.request.kv_cache_dtype) or facts.default_cache_dtype)
+    flash = value(settled.flash_attention)
     options: list[_Option] = []
-    for name, needs in _CACHE_DTYPES.get(engine, ()):
-        note, offered = "", True
+    for name in names:
+        note, offered, needs = "", True, _needs(name)
         if needs == "fp8" and gpu is not None and gpu.supports_fp8 is False:
             # Offered all the same: the cache is stored in fp8 and converted to 16 bit for the
             # attention kernels, so the memory halves without native fp8 (vLLM PR #24577: fp8
             # KV on A100 through FlashInfer and Triton, "the available concurrency doubles").
             note = f"stored, not computed, in fp8 on {gpu.key}"
-        elif needs == "fp4" and engine == "vllm" and version and str(version).startswith("0.11"):
-            note, offered = "vLLM 0.11 has no nvfp4 cache", False
+        elif name != facts.default_cache_dtype and accepted and name not in accepted:
+            release = ".".join(str(n) for n in (settled.version_numbers or ())[:2])
+            note, offered = f"{facts.display} {release} has no {name} cache", False
         elif needs == "fp4" and (gpu is None or not _blackwell(gpu)):
             note, offered = "a 4-bit float cache needs a Blackwell GPU", False
-        elif engine in ("llamacpp", "ollama") and name != "f16" and _fa_off(dep):
+        elif (
+            facts.quantised_v_without_flash is not None
+            and name != facts.default_cache_dtype
+            and flash == "off"
+        ):
             note, offered = "a quantised V cache needs flash attention (-fa)", False
 
-        def apply(d: Deployment, s: ModelSpec, g: GpuSpec | None, name: str = name) -> _Variant:
-            return vary(d, kv_cache_dtype=name, kv_cache_dtype_v=None), s, g
+        def apply(s: Settled, name: str = name) -> Settled:
+            # V the same as K too, where V's type is a setting of its own (llama.cpp -ctv).
+            v_name = name if s.facts.v_cache_dtype_apart else None
+            return revise(s, kv_cache_dtype=name, kv_cache_dtype_v=v_name)
 
         options.append(_Option("cache dtype", name, name == current, note, offered, apply))
     return options
-
-
-def _fa_off(dep: Deployment) -> bool:
-    return str(value(dep.flash_attention)).lower() == "off"
 
 
 def _blackwell(gpu: GpuSpec) -> bool:
@@ -125,35 +130,31 @@ def _blackwell(gpu: GpuSpec) -> bool:
 _WEIGHTS = (("bf16", None, 16.0), ("fp8", "fp8", 8.0), ("awq", "awq", 4.0))
 
 
-def _weight_options(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> list[_Option]:
-    engine = dep.engine.value
-    current_method = value(dep.quantization) or (
+def _weight_options(settled: Settled) -> list[_Option]:
+    spec, gpu = settled.model, settled.gpu
+    current_method = value(settled.request.quantization) or (
         spec.quantization.method if spec.quantization else None
     )
     options: list[_Option] = []
     for label, method, bits in _WEIGHTS:
-        note = ""
-        if engine in ("llamacpp", "ollama"):
-            note = "llama.cpp loads GGUF quantisations (Q8_0, Q4_K_M), not these"
+        note = settled.facts.fixed_weights or ""
         is_current = (current_method or None) == method or (
             method is None and current_method in (None, "none")
         )
 
         def apply(
-            d: Deployment,
-            s: ModelSpec,
-            g: GpuSpec | None,
+            s: Settled,
             method: str | None = method,
             bits: float = bits,
             is_current: bool = is_current,
-        ) -> _Variant:
+        ) -> Settled:
             if is_current:
-                return d, s, g
+                return s
             # The checkpoint size no longer applies: weights come from the parameter count at
             # the new width (kvlint.arith.weights), and the cache dtype stays what it was.
             quant = None if method is None else Quantization(method, weight_bits=bits)
-            new_spec = dataclasses.replace(s, quantization=quant, weight_bytes=None)
-            return vary(d, quantization=method), new_spec, g
+            model = dataclasses.replace(s.model, quantization=quant, weight_bytes=None)
+            return revise(s, model=model, quantization=method)
 
         offered = not note
         if offered and method == "fp8" and gpu is not None and gpu.supports_fp8 is False:
@@ -176,10 +177,8 @@ def _gpu_options(gpu: GpuSpec | None, choices: tuple[str, ...]) -> list[_Option]
             continue
         seen.add(found.key)
 
-        def apply(
-            d: Deployment, s: ModelSpec, g: GpuSpec | None, found: GpuSpec = found
-        ) -> _Variant:
-            return vary(d, gpu=found.key), s, found
+        def apply(s: Settled, found: GpuSpec = found) -> Settled:
+            return revise(s, gpu=found)
 
         is_current = gpu is not None and found.key == gpu.key
         options.append(_Option("GPU", found.key, is_current, "", True, apply))
@@ -187,22 +186,19 @@ def _gpu_options(gpu: GpuSpec | None, choices: tuple[str, ...]) -> list[_Option]
 
 
 def _fraction_options(
-    dep: Deployment, current_fraction: float | None, fractions: tuple[float, ...]
+    settled: Settled, current_fraction: float | None, fractions: tuple[float, ...]
 ) -> list[_Option]:
-    engine = dep.engine.value
-    if engine in ("llamacpp", "ollama"):
-        return [_Option("memory fraction", "-", False, f"{engine} has none", False, _keep)]
-    if dep.kv_cache_memory_bytes is not None:
+    if settled.facts.pool_is_cells:  # the pool is cells set up front, not a share of memory
+        return [_Option("memory fraction", "-", False, f"{settled.engine} has none", False, _keep)]
+    if settled.kv_cache_memory_bytes is not None:
         note = "kv_cache_memory_bytes is set, so the fraction is ignored"
         return [_Option("memory fraction", "-", False, note, False, _keep)]
     values = sorted({*fractions, *([current_fraction] if current_fraction else [])})
     options: list[_Option] = []
     for fraction in values:
 
-        def apply(
-            d: Deployment, s: ModelSpec, g: GpuSpec | None, fraction: float = fraction
-        ) -> _Variant:
-            return vary(d, memory_fraction=fraction), s, g
+        def apply(s: Settled, fraction: float = fraction) -> Settled:
+            return revise(s, memory_fraction=fraction)
 
         is_current = current_fraction is not None and abs(fraction - current_fraction) < 1e-9
         options.append(_Option("memory fraction", f"{fraction:g}", is_current, "", True, apply))
@@ -210,9 +206,7 @@ def _fraction_options(
 
 
 def levers(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec | None,
+    settled: Settled,
     *,
     context: int,
     concurrency: int,
@@ -222,24 +216,17 @@ def levers(
     max_gpus: int = DEFAULT_MAX_GPUS,
     max_tp: int | None = DEFAULT_MAX_TP,
     any_layout: bool = False,
-    estimator: Estimator | None = None,
+    estimator: Estimator = account,
 ) -> list[Lever]:
-    """Each lever applied alone to ``dep``: the pool and admitted sequences on ``layout`` at
+    """Each lever applied alone to ``settled``: the pool and admitted sequences on ``layout`` at
     ``context``, and the GPUs the target (``concurrency`` at ``context``) then needs. Options
     the engine or GPU does not support come back with ``offered=False`` and a note."""
-    estimate = estimator or default_estimator()
-    base = vary(
-        dep,
-        tensor_parallel_size=layout.tp,
-        pipeline_parallel_size=layout.pp,
-        gpu_count=layout.gpus_per_replica,
-        max_model_len=context,
-    )
-    current_fraction = estimate(base, spec, gpu).memory_fraction
+    base = placed(settled, layout, max_model_len=context)
+    current_fraction = estimator(base).memory_fraction
     options = [
-        *_cache_options(base, gpu),
-        *_weight_options(base, spec, gpu),
-        *_gpu_options(gpu, gpu_choices),
+        *_cache_options(base),
+        *_weight_options(base),
+        *_gpu_options(base.gpu, gpu_choices),
         *_fraction_options(base, current_fraction, fractions),
     ]
     rows: list[Lever] = []
@@ -247,22 +234,20 @@ def levers(
         if not option.offered:
             rows.append(Lever(option.group, option.label, option.current, False, option.note))
             continue
-        d, s, g = option.apply(base, spec, gpu)
         try:
-            seqs, est = admitted_at(d, s, g, context, estimate)
+            variant = option.apply(base)
+            seqs, est = admitted_at(variant, context, estimator)
         except (KvlintError, ValueError) as exc:  # a combination the accounting rejects
             rows.append(Lever(option.group, option.label, option.current, False, str(exc)))
             continue
         plan = min_gpus(
-            d,
-            s,
-            g,
+            variant,
             context=context,
             concurrency=concurrency,
             max_gpus=max_gpus,
             max_tp=max_tp,
             any_layout=any_layout,
-            estimator=estimate,
+            estimator=estimator,
         )
         rows.append(
             Lever(

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
 from kvlint.arith.kv import kv_size
 from kvlint.arith.parallel import Layout
 from kvlint.arith.parallel import valid_tps
-from kvlint.deployment import Deployment
-from kvlint.engines import facts
+from kvlint.deployment import Claims
+from kvlint.engines import account
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
 from kvlint.solve.capacity import LenAnswer
 from kvlint.solve.capacity import SeqsAnswer
 from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.capacity import max_num_seqs_at
-from kvlint.solve.capacity import model_max_len
 from kvlint.solve.compare import EngineRow
 from kvlint.solve.compare import engines_compare
 from kvlint.solve.curve import kv_chart
@@ -30,9 +31,8 @@ from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
 from kvlint.solve.plot import Chart
 from kvlint.solve.variants import Estimator
-from kvlint.solve.variants import default_estimator
+from kvlint.solve.variants import placed
 from kvlint.solve.variants import value
-from kvlint.solve.variants import vary
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,10 @@ class Plan:
     kv_per_sequence: int | None = None  # first principles, whole model, at ``context``
 
 
-def first_principles(dep: Deployment, spec: ModelSpec, context: int) -> tuple[int, int] | None:
+def first_principles(settled: Settled, context: int) -> tuple[int, int] | None:
     """(bytes per token, bytes per sequence of ``context``) for the whole model at the
     deployment's cache dtype: the seeds' hand arithmetic, no engine, no parallelism."""
-    name = str(value(dep.kv_cache_dtype) or "auto").lower()
+    name = str(value(settled.request.kv_cache_dtype) or "auto").lower()
     if name.startswith("fp8") or name.endswith("_per_token_head"):
         name = "fp8"
     elif name.startswith("nvfp4"):
@@ -71,20 +71,21 @@ def first_principles(dep: Deployment, spec: ModelSpec, context: int) -> tuple[in
     elif name == "fp8_e4m3fn":
         name = "fp8"
     try:
-        kv = kv_size(spec, name)
+        kv = kv_size(settled.model, name)
     except ValueError:
         return None
     return kv.per_token_bytes, kv.per_sequence_bytes(context)
 
 
-def _replication_note(dep: Deployment, spec: ModelSpec, per_token: int | None) -> str | None:
+def _replication_note(settled: Settled, per_token: int | None) -> str | None:
     """Say where tensor parallelism stops shrinking the cache: past the KV heads each GPU holds
     a replica of one head (vllm/config/model.py get_num_kv_heads: max(1, kv_heads // tp))."""
+    spec = settled.model
     kv = spec.num_key_value_heads
     uniform = all(layer.kind is CacheKind.FULL and layer.kv_heads == kv for layer in spec.layers)
     if per_token is None or kv < 1 or not uniform:  # hybrids and MLA: no single figure
         return None
-    beyond = [tp for tp in valid_tps(spec, facts(dep.engine.value).parallel, 64) if tp > kv]
+    beyond = [tp for tp in valid_tps(spec, settled.facts.parallel, 64) if tp > kv]
     if not beyond:
         return None
     from kvlint.units import format_binary
@@ -96,22 +97,33 @@ def _replication_note(dep: Deployment, spec: ModelSpec, per_token: int | None) -
     )
 
 
-def _own_layout(dep: Deployment) -> Layout | None:
-    """The layout a deployment file runs: what it sets, else the engine's TP 1 (a file that
-    asks for 2 GPUs but sets no TP still runs on one). None for a bare model on the command
-    line, which has no layout of its own."""
-    tp, pp = value(dep.tensor_parallel_size), value(dep.pipeline_parallel_size)
-    if tp is None and pp is None and dep.carrier == "cli":
+def _beyond(settled: Settled) -> str:
+    """What the engine does with a context past the model's (KV402's three cases)."""
+    switch = settled.facts.long_context_switch
+    if switch is None:
+        return "positions past it were never trained and degrade output"
+    if settled.allow_long is not None and settled.allow_long.value:
+        return f"{switch} lets the engine start, but RoPE positions past it give NaN"
+    return f"the engine refuses it without an override ({switch})"
+
+
+def _own_layout(settled: Settled, from_file: bool) -> Layout | None:
+    """The layout a deployment file runs: the TP and PP its engine settles on (what the file
+    sets, else the engine's default: TP 1, or TGI's shards over the pod's GPUs). None for a
+    bare model on the command line, which has no layout of its own."""
+    request = settled.request
+    stated = request.tensor_parallel_size is not None or request.pipeline_parallel_size is not None
+    if not (from_file or stated):
         return None
-    return Layout(int(tp or 1), int(pp or 1))
+    return Layout(settled.tensor_parallel_size.value, settled.pipeline_parallel_size.value)
 
 
 def solve(
-    dep: Deployment,
-    spec: ModelSpec,
-    gpu: GpuSpec,
+    settled: Settled,
     *,
     label: str,
+    claims: Claims | None = None,
+    from_file: bool = False,
     context: int | None = None,
     concurrency: int | None = None,
     layout: Layout | None = None,
@@ -120,109 +132,99 @@ def solve(
     any_layout: bool = False,
     replicas: bool = True,
     with_levers: bool = True,
-    with_engines: bool = True,
-    estimator: Estimator | None = None,
+    engines: Sequence[str] = (),
+    estimator: Estimator = account,
 ) -> Plan:
-    """Answer the planning questions for ``dep``. ``context`` defaults to the deployment's
-    ``max_model_len`` (then its plan's claimed context, then the model's maximum);
-    ``concurrency`` to the plan's claimed concurrency, then ``max_num_seqs`` as written, then 1.
+    """Answer the planning questions for a settled deployment (on a GPU). What only its file
+    knows comes beside it: ``label``, the plan's ``claims``, and ``from_file`` (a file runs a
+    layout of its own; a model named on the command line does not). ``context`` defaults to
+    the deployment's ``max_model_len`` (then its plan's claimed context, then the model's
+    maximum); ``concurrency`` to the plan's claimed concurrency, then ``max_num_seqs`` as
+    written, then 1. ``engines`` are compared side by side, in that order.
     """
-    estimate = estimator or default_estimator()
+    gpu = settled.gpu
+    if gpu is None:
+        raise ValueError("the solver sizes a deployment on a GPU: settle it with one")
+    claims = claims or Claims()
+    request = settled.request
     notes: list[str] = []
-    limit = model_max_len(dep, spec, gpu, estimate)
+    limit = settled.derived_max_model_len
     if context is None:
-        context = value(dep.max_model_len) or value(dep.claims.context) or limit
+        # The length the engine gives one sequence, when the files set one: llama.cpp's -c is
+        # every slot's cells together, so one slot holds -c / -np of it.
+        stated_length = estimator(settled).max_model_len if request.max_model_len else None
+        context = stated_length or value(claims.context) or limit
     if concurrency is None:
-        written = dep.max_num_seqs if dep.max_num_seqs and not dep.max_num_seqs.default else None
-        concurrency = value(dep.claims.concurrency) or value(written) or 1
+        stated = request.max_num_seqs
+        written = stated if stated and not stated.default else None
+        concurrency = value(claims.concurrency) or value(written) or 1
     assert context is not None and concurrency is not None
     if context > limit:
-        notes.append(
-            f"{context:,} tokens is beyond the model's {limit:,}: the engine refuses it "
-            "without an override (VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
-        )
-
+        notes.append(f"{context:,} tokens is beyond the model's {limit:,}: {_beyond(settled)}")
     gpus = min_gpus(
-        dep,
-        spec,
-        gpu,
+        settled,
         context=context,
         concurrency=concurrency,
+        replicas=replicas,
+        estimator=estimator,
         max_gpus=max_gpus,
         max_tp=max_tp,
         any_layout=any_layout,
-        replicas=replicas,
-        estimator=estimate,
     )
     if layout is not None:
         reason = "as asked"
-    elif (own := _own_layout(dep)) is not None:
+    elif (own := _own_layout(settled, from_file)) is not None:
         layout, reason = own, "the deployment's own"
     else:
         one = min_gpus(
-            dep,
-            spec,
-            gpu,
+            settled,
             context=context,
             concurrency=1,
+            replicas=False,
+            estimator=estimator,
             max_gpus=max_gpus,
             max_tp=max_tp,
             any_layout=any_layout,
-            replicas=False,
-            estimator=estimate,
         )
         if one.layout is not None:
             layout, reason = one.layout, "the smallest that holds the weights and one sequence"
         else:
             layout, reason = Layout(), f"nothing within {max_gpus} GPUs holds one sequence"
-    placed = vary(
-        dep,
-        tensor_parallel_size=layout.tp,
-        pipeline_parallel_size=layout.pp,
-        gpu_count=layout.gpus_per_replica,
-    )
-    seqs = max_num_seqs_at(placed, spec, gpu, max_model_len=context, estimator=estimate)
-    length = max_model_len_at(
-        placed, spec, gpu, concurrency=concurrency, limit=limit, estimator=estimate
-    )
+    on_layout = placed(settled, layout)
+    seqs = max_num_seqs_at(on_layout, max_model_len=context, estimator=estimator)
+    length = max_model_len_at(on_layout, concurrency=concurrency, limit=limit, estimator=estimator)
     lever_rows = (
         levers(
-            placed,
-            spec,
-            gpu,
+            on_layout,
             context=context,
             concurrency=concurrency,
             layout=layout,
+            estimator=estimator,
             max_gpus=max_gpus,
             max_tp=max_tp,
             any_layout=any_layout,
-            estimator=estimate,
         )
         if with_levers
         else []
     )
-    engine_rows = (
-        engines_compare(placed, spec, gpu, context=context, layout=layout, estimator=estimate)
-        if with_engines
-        else []
+    engine_rows = engines_compare(
+        on_layout, context=context, layout=layout, engines=engines, estimator=estimator
     )
     chart = kv_chart(
-        placed,
-        spec,
-        gpu,
+        on_layout,
         layout=layout,
         context=context,
         concurrency=concurrency,
         limit=limit,
-        estimator=estimate,
+        estimator=estimator,
     )
-    fp = first_principles(dep, spec, context)
-    replication = _replication_note(dep, spec, fp[0] if fp else None)
+    fp = first_principles(settled, context)
+    replication = _replication_note(settled, fp[0] if fp else None)
     if replication:
         notes.append(replication)
     return Plan(
         label=label,
-        spec=spec,
+        spec=settled.model,
         gpu=gpu,
         context=context,
         concurrency=concurrency,

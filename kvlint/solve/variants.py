@@ -1,63 +1,34 @@
-"""Deployment variants: the same deployment with one setting changed, every value still Sourced."""
+"""What the solver varies: a settled deployment, revised one setting at a time and settled again
+by its engine (``kvlint.engines.revise``), so every default that depends on the change is
+derived anew (vLLM's batch defaults by GPU, SGLang's memory fraction by TP, TGI's shards)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from kvlint.deployment import Deployment
+from kvlint.arith.parallel import Layout
 from kvlint.deployment import Sourced
+from kvlint.engines import revise
 from kvlint.estimate import EngineEstimate
-from kvlint.finding import Span
-from kvlint.gpus import GpuSpec
-from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
 
-# What the solver calls to learn the engine's numbers; kvlint.estimate by default,
-# swappable so a test can pin the search itself.
-Estimator = Callable[[Deployment, ModelSpec, "GpuSpec | None"], EngineEstimate]
-
-SOLVER_PATH = "<kvlint solve>"
+# What the solver calls to learn the engine's numbers: the engine's own accounting
+# (kvlint.engines.account) by default, swappable so a test can pin the search itself.
+Estimator = Callable[[Settled], EngineEstimate]
 
 
-def default_estimator() -> Estimator:
-    from kvlint.engines import estimate
-
-    fn: Estimator = estimate
-    return fn
-
-
-def vary(dep: Deployment, **changes: Any) -> Deployment:
-    """``dep`` with the named fields set (``None`` clears a field back to the engine default).
-
-    The new value keeps the span of the value it replaces, so a finding or a fix that quotes a
-    solved value still points at the line the user would edit; a field the file never set gets
-    the deployment's own span with the field name as its key.
-    """
-    values: dict[str, Any] = {}
-    for name, value in changes.items():
-        if value is None:
-            values[name] = None
-            continue
-        old = getattr(dep, name)
-        span = old.span if isinstance(old, Sourced) else dep.span._replace(key=name)
-        values[name] = Sourced(value, span, raw=str(value))
-    return dataclasses.replace(dep, **values)
+def placed(settled: Settled, layout: Layout, **changes: Any) -> Settled:
+    """``settled`` as one replica of ``layout``: its TP and PP over that many GPUs."""
+    return revise(
+        settled,
+        tensor_parallel_size=layout.tp,
+        pipeline_parallel_size=layout.pp,
+        gpu_count=layout.gpus_per_replica,
+        **changes,
+    )
 
 
 def value(field: Sourced[Any] | None) -> Any:
+    """A setting's value, None when unset."""
     return None if field is None else field.value
-
-
-def cli_deployment(*, engine: str, model: str, settings: dict[str, Any]) -> Deployment:
-    """A Deployment made from command-line options, for ``kvlint solve MODEL``."""
-    span = Span(SOLVER_PATH, 1, 1)
-    dep = Deployment(
-        path=SOLVER_PATH,
-        span=span,
-        name="command line",
-        carrier="cli",
-        engine=Sourced(engine, span._replace(key="engine"), raw=engine),
-        model=Sourced(model, span._replace(key="model"), raw=model),
-    )
-    return vary(dep, **{k: v for k, v in settings.items() if v is not None})

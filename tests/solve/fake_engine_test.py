@@ -14,17 +14,17 @@ import pytest
 
 from kvlint.arith.parallel import Layout
 from kvlint.arith.parallel import stage_layers
-from kvlint.deployment import Deployment
 from kvlint.estimate import EngineEstimate
 from kvlint.gpus import GpuSpec
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
 from kvlint.solve.capacity import admitted
 from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.capacity import max_num_seqs_at
 from kvlint.solve.fleet import min_gpus
-from kvlint.solve.variants import cli_deployment
 from kvlint.units import GiB
+from testing.builders import settled
 
 GPU = GpuSpec("TEST-80GB", "test", 80 * GiB)
 BUDGET = 72 * GiB  # per GPU, before the weights
@@ -35,12 +35,12 @@ def pool(spec: ModelSpec, tp: int, pp: int) -> int:
     return BUDGET - 2 * spec.param_count // (tp * pp)
 
 
-def fake_estimate(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> EngineEstimate:
-    tp = dep.tensor_parallel_size.value if dep.tensor_parallel_size else 1
-    pp = dep.pipeline_parallel_size.value if dep.pipeline_parallel_size else 1
-    length = dep.max_model_len.value if dep.max_model_len else spec.max_position_embeddings
-    assert length is not None
-    width = 1 if dep.kv_cache_dtype and dep.kv_cache_dtype.value == "fp8" else 2
+def fake_estimate(deployment: Settled) -> EngineEstimate:
+    spec = deployment.model
+    tp = deployment.tensor_parallel_size.value
+    pp = deployment.pipeline_parallel_size.value
+    length = deployment.max_model_len.value
+    width = 1 if deployment.cache_dtype.value == "fp8" else 2
     heads = max(1, spec.num_key_value_heads // tp)
     per_token = max(stage_layers(spec.num_layers, pp)) * heads * 2 * spec.head_dim * width
     available = pool(spec, tp, pp)
@@ -68,8 +68,8 @@ def llama70b() -> ModelSpec:
     return spec
 
 
-def deployment(**settings: object) -> Deployment:
-    return cli_deployment(engine="vllm", model="llama", settings=dict(settings))
+def deployment(spec: ModelSpec, **fields: object) -> Settled:
+    return settled("vllm", spec=spec, gpu=GPU, **fields)
 
 
 def test_admitted_holds_back_the_null_block() -> None:
@@ -118,8 +118,8 @@ def brute_force_min_gpus(
 
 
 def test_max_num_seqs_at_128k_tp8(llama70b: ModelSpec) -> None:
-    dep = deployment(tensor_parallel_size=8)
-    answer = max_num_seqs_at(dep, llama70b, GPU, max_model_len=128_000, estimator=fake_estimate)
+    dep = deployment(llama70b, tensor_parallel_size=8)
+    answer = max_num_seqs_at(dep, max_model_len=128_000, estimator=fake_estimate)
     # TP 8: one KV head per GPU, 80 layers x 256 values x 2 bytes = 40 KiB a token per GPU;
     # the pool is 72 GiB less an eighth of 141.1 GB of weights.
     blocks = (72 * GiB - WEIGHTS // 8) // (16 * 40 * 1024)
@@ -128,25 +128,19 @@ def test_max_num_seqs_at_128k_tp8(llama70b: ModelSpec) -> None:
 
 
 def test_max_model_len_at_matches_closed_form(llama70b: ModelSpec) -> None:
-    dep = deployment(tensor_parallel_size=8)
-    answer = max_model_len_at(
-        dep, llama70b, GPU, concurrency=32, limit=131_072, estimator=fake_estimate
-    )
+    dep = deployment(llama70b, tensor_parallel_size=8)
+    answer = max_model_len_at(dep, concurrency=32, limit=131_072, estimator=fake_estimate)
     # 32 requests of b blocks each beside the null block: the largest b, times 16 tokens.
     assert answer.max_model_len == (91_051 - 1) // 32 * 16 == 45_520
     assert not answer.at_limit
-    one = max_model_len_at(dep, llama70b, GPU, concurrency=1, limit=10**9, estimator=fake_estimate)
+    one = max_model_len_at(dep, concurrency=1, limit=10**9, estimator=fake_estimate)
     assert one.max_model_len == (91_051 - 1) * 16
-    capped = max_model_len_at(
-        dep, llama70b, GPU, concurrency=2, limit=8192, estimator=fake_estimate
-    )
+    capped = max_model_len_at(dep, concurrency=2, limit=8192, estimator=fake_estimate)
     assert capped.max_model_len == 8192 and capped.at_limit
 
 
 def test_min_gpus_needs_pipeline_stages_for_32_at_128k(llama70b: ModelSpec) -> None:
-    plan = min_gpus(
-        deployment(), llama70b, GPU, context=128_000, concurrency=32, estimator=fake_estimate
-    )
+    plan = min_gpus(deployment(llama70b), context=128_000, concurrency=32, estimator=fake_estimate)
     # TP within a node (up to 8), pipeline stages of TP 8 beyond it.
     assert plan.gpus == brute_force_min_gpus(32, 128_000, (1, 2, 4, 8), stage_tp=8) == 24
     # TP 8 x PP 3: stages of 27, 27 and 26 layers, 13.5 KiB a token per GPU.
@@ -158,9 +152,7 @@ def test_min_gpus_needs_pipeline_stages_for_32_at_128k(llama70b: ModelSpec) -> N
 
 def test_min_gpus_any_layout_finds_fewer(llama70b: ModelSpec) -> None:
     plan = min_gpus(
-        deployment(),
-        llama70b,
-        GPU,
+        deployment(llama70b),
         context=128_000,
         concurrency=32,
         any_layout=True,
@@ -175,9 +167,7 @@ def test_min_gpus_any_layout_finds_fewer(llama70b: ModelSpec) -> None:
 
 def test_min_gpus_without_replicas(llama70b: ModelSpec) -> None:
     plan = min_gpus(
-        deployment(),
-        llama70b,
-        GPU,
+        deployment(llama70b),
         context=128_000,
         concurrency=12,
         replicas=False,
@@ -190,9 +180,7 @@ def test_min_gpus_without_replicas(llama70b: ModelSpec) -> None:
 def test_tp16_replicates_and_buys_no_cache(llama70b: ModelSpec) -> None:
     per_gpu = {
         tp: max_num_seqs_at(
-            deployment(tensor_parallel_size=tp),
-            llama70b,
-            GPU,
+            deployment(llama70b, tensor_parallel_size=tp),
             max_model_len=128_000,
             estimator=fake_estimate,
         )
@@ -203,9 +191,7 @@ def test_tp16_replicates_and_buys_no_cache(llama70b: ModelSpec) -> None:
     assert per_gpu[8].estimate.bytes_per_token == per_gpu[16].estimate.bytes_per_token == 40_960
     assert (per_gpu[8].max_num_seqs, per_gpu[16].max_num_seqs) == (11, 13)
     plan = min_gpus(
-        deployment(),
-        llama70b,
-        GPU,
+        deployment(llama70b),
         context=128_000,
         concurrency=24,
         max_tp=64,

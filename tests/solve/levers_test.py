@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvlint.arith.parallel import Layout
-from kvlint.engines import estimate
+from kvlint.engines import account
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
@@ -13,7 +13,10 @@ from kvlint.model.spec import ModelSpec
 from kvlint.solve import engines_compare
 from kvlint.solve import levers
 from kvlint.solve.levers import Lever
-from kvlint.solve.variants import cli_deployment
+from testing.builders import settled
+
+# The engines the solver's table compares, in its order (kvlint solve's --engine choices).
+ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
 
 CONTEXT = 128_000
 
@@ -34,10 +37,8 @@ def h100() -> GpuSpec:
 
 @pytest.fixture(scope="module")
 def rows(llama70b: ModelSpec, h100: GpuSpec) -> list[Lever]:
-    dep = cli_deployment(engine="vllm", model="llama", settings={"gpu": "H100-80GB"})
-    return levers(
-        dep, llama70b, h100, context=CONTEXT, concurrency=32, layout=Layout(8), max_gpus=32
-    )
+    deployment = settled("vllm", spec=llama70b, gpu=h100)
+    return levers(deployment, context=CONTEXT, concurrency=32, layout=Layout(8), max_gpus=32)
 
 
 def row(rows: list[Lever], group: str, label: str) -> Lever:
@@ -109,8 +110,8 @@ def test_a_bigger_gpu_needs_fewer(rows: list[Lever]) -> None:
 def test_blackwell_offers_the_nvfp4_cache(llama70b: ModelSpec) -> None:
     b200 = lookup_gpu("B200")
     assert b200 is not None
-    dep = cli_deployment(engine="vllm", model="llama", settings={"gpu": "B200"})
-    found = levers(dep, llama70b, b200, context=CONTEXT, concurrency=8, layout=Layout(8))
+    deployment = settled("vllm", spec=llama70b, gpu=b200)
+    found = levers(deployment, context=CONTEXT, concurrency=8, layout=Layout(8))
     nvfp4 = row(found, "cache dtype", "nvfp4")
     assert nvfp4.offered and nvfp4.estimate is not None
     # head_dim 128 in nvfp4: 64 data bytes + 8 scale bytes a head, K and V: 144 B a layer.
@@ -118,11 +119,8 @@ def test_blackwell_offers_the_nvfp4_cache(llama70b: ModelSpec) -> None:
 
 
 def test_llamacpp_offers_neither_awq_nor_a_memory_fraction(llama70b: ModelSpec) -> None:
-    h100 = lookup_gpu("H100-80GB")
-    dep = cli_deployment(engine="llamacpp", model="llama", settings={"gpu": "H100-80GB"})
-    found = levers(
-        dep, llama70b, h100, context=8192, concurrency=1, layout=Layout(1), gpu_choices=()
-    )
+    deployment = settled("llamacpp", spec=llama70b, gpu=lookup_gpu("H100-80GB"))
+    found = levers(deployment, context=8192, concurrency=1, layout=Layout(1), gpu_choices=())
     assert [r.offered for r in found if r.group == "weights"] == [False, False, False]
     fraction = row(found, "memory fraction", "-")
     assert not fraction.offered and fraction.note == "llamacpp has none"
@@ -130,8 +128,8 @@ def test_llamacpp_offers_neither_awq_nor_a_memory_fraction(llama70b: ModelSpec) 
 
 
 def test_engines_side_by_side(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    dep = cli_deployment(engine="vllm", model="llama", settings={"gpu": "H100-80GB"})
-    found = engines_compare(dep, llama70b, h100, context=CONTEXT, layout=Layout(8))
+    deployment = settled("vllm", spec=llama70b, gpu=h100)
+    found = engines_compare(deployment, context=CONTEXT, layout=Layout(8), engines=ENGINES)
     assert [r.label for r in found] == ["vLLM (current)", "vLLM 0.11", "SGLang", "TGI", "llama.cpp"]
     current, old = found[0], found[1]
     assert current.estimate is not None and old.estimate is not None
@@ -149,21 +147,20 @@ def test_engines_side_by_side(llama70b: ModelSpec, h100: GpuSpec) -> None:
 
 
 def test_engines_keep_the_cache_precision(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    dep = cli_deployment(
-        engine="vllm", model="llama", settings={"gpu": "H100-80GB", "kv_cache_dtype": "fp8"}
-    )
-    found = engines_compare(dep, llama70b, h100, context=CONTEXT, layout=Layout(8))
+    deployment = settled("vllm", spec=llama70b, gpu=h100, kv_cache_dtype="fp8")
+    found = engines_compare(deployment, context=CONTEXT, layout=Layout(8), engines=ENGINES)
     vllm_row = found[0]
     assert vllm_row.estimate is not None
     assert vllm_row.estimate.bytes_per_token == 20 * 1024
-    direct = estimate(
-        cli_deployment(
-            engine="vllm",
-            model="llama",
-            settings={"kv_cache_dtype": "fp8", "tensor_parallel_size": 8, "max_model_len": CONTEXT},
-        ),
-        llama70b,
-        h100,
+    direct = account(
+        settled(
+            "vllm",
+            spec=llama70b,
+            gpu=h100,
+            kv_cache_dtype="fp8",
+            tensor_parallel_size=8,
+            max_model_len=CONTEXT,
+        )
     )
     assert vllm_row.estimate.kv_cache_tokens == direct.kv_cache_tokens
 
@@ -171,10 +168,8 @@ def test_engines_keep_the_cache_precision(llama70b: ModelSpec, h100: GpuSpec) ->
 def test_fp8_cache_on_ampere_is_offered_as_storage_only(llama70b: ModelSpec) -> None:
     a100 = lookup_gpu("A100-80GB")
     assert a100 is not None and a100.supports_fp8 is False
-    dep = cli_deployment(engine="vllm", model="llama", settings={"gpu": "A100-80GB"})
-    found = levers(
-        dep, llama70b, a100, context=CONTEXT, concurrency=8, layout=Layout(8), gpu_choices=()
-    )
+    deployment = settled("vllm", spec=llama70b, gpu=a100)
+    found = levers(deployment, context=CONTEXT, concurrency=8, layout=Layout(8), gpu_choices=())
     fp8 = row(found, "cache dtype", "fp8")
     assert fp8.offered and fp8.note == "stored, not computed, in fp8 on A100-SXM-80GB"
     assert fp8.estimate is not None and fp8.estimate.bytes_per_token == 20 * 1024

@@ -14,8 +14,8 @@ from kvlint.solve.plot import Series
 from kvlint.solve.plot import format_tokens_short
 from kvlint.solve.plot import render_svg
 from kvlint.solve.plot import render_text
-from kvlint.solve.variants import cli_deployment
 from kvlint.units import GiB
+from testing.builders import settled
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -70,8 +70,8 @@ def test_kv_chart_of_a_real_plan() -> None:
     spec = lookup("meta-llama/Meta-Llama-3.1-70B")
     gpu = lookup_gpu("H100-80GB")
     assert spec is not None and gpu is not None
-    dep = cli_deployment(engine="vllm", model="llama", settings={})
-    chart = kv_chart(dep, spec, gpu, layout=Layout(8), context=32_000, concurrency=4, limit=131_072)
+    deployment = settled("vllm", spec=spec, gpu=gpu)
+    chart = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=4, limit=131_072)
     curve, pool, share = chart.series
     assert len(curve.points) == POINTS + 1
     # At 64,000 tokens (twice the target), one sequence on one TP 8 GPU: 4,000 blocks of 16

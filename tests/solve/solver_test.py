@@ -13,20 +13,21 @@ import pytest
 
 from kvlint.arith.parallel import Layout
 from kvlint.arith.parallel import stage_layers
-from kvlint.deployment import Deployment
-from kvlint.engines import estimate
+from kvlint.engines import account
 from kvlint.engines.llamacpp import defaults as llamacpp_defaults
 from kvlint.engines.sizer import size
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import Settled
 from kvlint.solve import admitted_seqs
 from kvlint.solve import largest_max_model_len
 from kvlint.solve import max_model_len_at
 from kvlint.solve import max_num_seqs_at
 from kvlint.solve import min_gpus
-from kvlint.solve.variants import cli_deployment
+from testing.builders import settled
+from testing.rule_builders import deployment
 
 CONTEXT = 128_000  # "128k": vLLM reads a lower-case k as 1,000
 BLOCKS = CONTEXT // 16  # 8,000 blocks of 16 tokens per sequence
@@ -54,8 +55,8 @@ def h100() -> GpuSpec:
     return gpu("H100-80GB")
 
 
-def vllm(**settings: object) -> Deployment:
-    return cli_deployment(engine="vllm", model="llama", settings=dict(settings))
+def vllm(spec: ModelSpec, gpu: GpuSpec, **fields: object) -> Settled:
+    return settled("vllm", spec=spec, gpu=gpu, **fields)
 
 
 def per_token_per_gpu(tp: int, pp: int, width: int) -> int:
@@ -67,13 +68,15 @@ def per_token_per_gpu(tp: int, pp: int, width: int) -> int:
 def engine_admits(spec: ModelSpec, gpu: GpuSpec, tp: int, pp: int, cache: str) -> int:
     """Sequences of 128,000 tokens one replica holds: the engine's available memory, divided
     into blocks here, the null block held back."""
-    dep = vllm(
+    served = vllm(
+        spec,
+        gpu,
         tensor_parallel_size=tp,
         pipeline_parallel_size=pp,
         max_model_len=CONTEXT,
         kv_cache_dtype=cache,
     )
-    available = estimate(dep, spec, gpu).available_kv_bytes
+    available = account(served).available_kv_bytes
     assert available is not None
     width = 1 if cache == "fp8" else 2
     blocks = max(0, available) // (16 * per_token_per_gpu(tp, pp, width))
@@ -100,7 +103,7 @@ def fewest_gpus(admits: dict[tuple[int, int], int], concurrency: int) -> int:
 
 
 def test_llama70b_32_users_at_128k_bf16_needs_24_h100(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    plan = min_gpus(vllm(), llama70b, h100, context=CONTEXT, concurrency=32)
+    plan = min_gpus(vllm(llama70b, h100), context=CONTEXT, concurrency=32)
     # No layout of 23 GPUs or fewer can, even with every overhead at zero: 3 x TP 8 would need
     # 11 a replica, TP 8 x PP 2 alone holds 26, TP 4 at most 4.
     bound = {s: weights_only_admits(llama70b, h100, *s, width=2) for s in shapes(23)}
@@ -118,7 +121,8 @@ def test_llama70b_32_users_at_128k_bf16_needs_24_h100(llama70b: ModelSpec, h100:
 
 
 def test_llama70b_32_users_at_128k_fp8_needs_16_h100(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    plan = min_gpus(vllm(kv_cache_dtype="fp8"), llama70b, h100, context=CONTEXT, concurrency=32)
+    fp8 = vllm(llama70b, h100, kv_cache_dtype="fp8")
+    plan = min_gpus(fp8, context=CONTEXT, concurrency=32)
     # An fp8 cache halves every figure: nothing of 15 GPUs or fewer holds 32 even overhead-free
     # (one TP 8 holds at most 23, three TP 4 at most 3 x 8).
     bound = {s: weights_only_admits(llama70b, h100, *s, width=1) for s in shapes(15)}
@@ -138,7 +142,7 @@ def test_tp16_replicates_kv_heads_and_is_no_better_than_tp8(
     llama70b: ModelSpec, h100: GpuSpec
 ) -> None:
     at = {
-        tp: max_num_seqs_at(vllm(tensor_parallel_size=tp), llama70b, h100, max_model_len=CONTEXT)
+        tp: max_num_seqs_at(vllm(llama70b, h100, tensor_parallel_size=tp), max_model_len=CONTEXT)
         for tp in (8, 16)
     }
     # 8 KV heads: TP 16 leaves each GPU one head, as TP 8 does, so a token still costs 40 KiB a
@@ -152,32 +156,32 @@ def test_tp16_replicates_kv_heads_and_is_no_better_than_tp8(
     target = 2 * at[8].max_num_seqs
     assert at[16].max_num_seqs < target <= engine_admits(llama70b, h100, 8, 2, "auto")
     plan = min_gpus(
-        vllm(), llama70b, h100, context=CONTEXT, concurrency=target, max_tp=16, replicas=False
+        vllm(llama70b, h100), context=CONTEXT, concurrency=target, max_tp=16, replicas=False
     )
     assert plan.layout == Layout(8, 2, 1)
 
 
 def test_max_num_seqs_at_128k_on_tp8(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    answer = max_num_seqs_at(vllm(tensor_parallel_size=8), llama70b, h100, max_model_len=CONTEXT)
+    answer = max_num_seqs_at(vllm(llama70b, h100, tensor_parallel_size=8), max_model_len=CONTEXT)
     assert answer.max_num_seqs == engine_admits(llama70b, h100, 8, 1, "auto")
     assert answer.max_model_len == CONTEXT
     fp8 = max_num_seqs_at(
-        vllm(tensor_parallel_size=8, kv_cache_dtype="fp8"), llama70b, h100, max_model_len=CONTEXT
+        vllm(llama70b, h100, tensor_parallel_size=8, kv_cache_dtype="fp8"), max_model_len=CONTEXT
     )
     assert fp8.max_num_seqs == engine_admits(llama70b, h100, 8, 1, "fp8")
     assert fp8.max_num_seqs >= 2 * answer.max_num_seqs
 
 
 def test_max_model_len_at_32_users_on_tp8(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    dep = vllm(tensor_parallel_size=8)
-    answer = max_model_len_at(dep, llama70b, h100, concurrency=32, limit=131_072)
-    available = estimate(dep, llama70b, h100).available_kv_bytes
+    served = vllm(llama70b, h100, tensor_parallel_size=8)
+    answer = max_model_len_at(served, concurrency=32, limit=131_072)
+    available = account(served).available_kv_bytes
     assert available is not None
     # 32 requests of b blocks each beside the null block, 40 KiB a token per GPU.
     blocks = available // (16 * 40 * 1024)
     assert answer.max_model_len == (blocks - 1) // 32 * 16
     assert not answer.at_limit
-    unbounded = max_model_len_at(dep, llama70b, h100, concurrency=1)
+    unbounded = max_model_len_at(served, concurrency=1)
     assert unbounded.max_model_len == 131_072 and unbounded.at_limit  # the model's own maximum
 
 
@@ -186,21 +190,16 @@ def test_max_model_len_for_one_sequence_is_vllms_own_estimate(version: str) -> N
     # Llama 3.1 8B at its full 131,072 on one L4: vLLM refuses and suggests a length.
     spec = model("meta-llama/Meta-Llama-3.1-8B")
     l4 = gpu("L4")
-    dep = vllm(max_model_len=131_072, engine_version=version)
-    refusal = estimate(dep, spec, l4)
+    served = vllm(spec, l4, max_model_len=131_072, engine_version=version)
+    refusal = account(served)
     assert refusal.fits is False and refusal.estimated_max_model_len
-    answer = max_model_len_at(dep, spec, l4, concurrency=1, limit=131_072)
+    answer = max_model_len_at(served, concurrency=1, limit=131_072)
     assert answer.max_model_len == refusal.estimated_max_model_len
     assert f"estimated maximum model length is {answer.max_model_len}" in (refusal.error or "")
     # What the rules quote (KV302's fix title) comes from the same search.
-    dep = cli_deployment(
-        engine="vllm",
-        model="llama",
-        settings={"max_model_len": 131_072, "engine_version": version, "gpu": "L4"},
-    )
-    sizing = size(dep, spec)
-    assert largest_max_model_len(dep, spec, sizing) == refusal.estimated_max_model_len
-    assert admitted_seqs(dep, spec, sizing) == 0
+    sizing = size(deployment("vllm", max_model_len=131_072, engine_version=version, gpu="L4"), spec)
+    assert largest_max_model_len(sizing) == refusal.estimated_max_model_len
+    assert admitted_seqs(sizing) == 0
 
 
 def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
@@ -208,8 +207,8 @@ def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
     # -c C x 32,000 -np C, and the question is whether that fits beside the weights.
     spec = model("meta-llama/Meta-Llama-3.1-8B")
     rtx = gpu("RTX-4090")
-    dep = cli_deployment(engine="llamacpp", model="llama", settings={})
-    answer = max_num_seqs_at(dep, spec, rtx, max_model_len=32_000)
+    served = settled("llamacpp", spec=spec, gpu=rtx)
+    answer = max_num_seqs_at(served, max_model_len=32_000)
     available = answer.estimate.available_kv_bytes
     assert available is not None
     # The GPU less the weights, less the margin llama_params_fit keeps (1 GiB, where modelled).
@@ -218,14 +217,13 @@ def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
     # already a multiple of 256.
     assert answer.max_num_seqs == room // (32_000 * 128 * 1024) >= 1
     assert answer.estimate.kv_cache_tokens == answer.max_num_seqs * 32_000
-    longest = max_model_len_at(dep, spec, rtx, concurrency=4, limit=131_072)
+    longest = max_model_len_at(served, concurrency=4, limit=131_072)
     # Four slots of L tokens, each padded to 256: the largest padded L whose cells fit.
     assert longest.max_model_len == room // (4 * 128 * 1024) // 256 * 256
 
 
 def test_tgi_has_no_pipeline_so_replicas_carry_the_load(llama70b: ModelSpec, h100: GpuSpec) -> None:
-    dep = cli_deployment(engine="tgi", model="llama", settings={})
-    plan = min_gpus(dep, llama70b, h100, context=CONTEXT, concurrency=32)
+    plan = min_gpus(settled("tgi", spec=llama70b, gpu=h100), context=CONTEXT, concurrency=32)
     assert all(r.layout.pp == 1 for r in plan.replicas)
     assert [r.layout.tp for r in plan.replicas] == [1, 2, 4, 8]
     tp8 = next(r for r in plan.replicas if r.layout.tp == 8)
@@ -238,14 +236,9 @@ def test_tgi_has_no_pipeline_so_replicas_carry_the_load(llama70b: ModelSpec, h10
 
 def test_rules_api_on_a_deployment_that_starts(h100: GpuSpec) -> None:
     spec = model("meta-llama/Meta-Llama-3.1-8B")
-    dep = cli_deployment(
-        engine="vllm",
-        model="llama",
-        settings={"max_model_len": 32_000, "max_num_seqs": 256, "gpu": "H100-80GB"},
-    )
-    sizing = size(dep, spec)
+    sizing = size(deployment("vllm", max_model_len=32_000, max_num_seqs=256, gpu="H100-80GB"), spec)
     assert sizing.engine is not None and sizing.engine.num_blocks is not None
-    admitted = admitted_seqs(dep, spec, sizing)
+    admitted = admitted_seqs(sizing)
     # 32 layers x 8 KV heads x 128 x K and V x 2 bytes = 128 KiB a token, 2,000 blocks a
     # request; the null block held back.
     available = sizing.engine.available_kv_bytes
@@ -253,6 +246,6 @@ def test_rules_api_on_a_deployment_that_starts(h100: GpuSpec) -> None:
     assert admitted == (available // (16 * 128 * 1024) - 1) // 2_000
     assert admitted is not None and 1 < admitted < 256
     # KV301's other fix: the longest max_model_len at which all 256 fit.
-    longest = largest_max_model_len(dep, spec, sizing, concurrency=256)
+    longest = largest_max_model_len(sizing, concurrency=256)
     assert longest == (available // (16 * 128 * 1024) - 1) // 256 * 16
-    assert largest_max_model_len(dep, spec, sizing, concurrency=admitted) == 32_000
+    assert largest_max_model_len(sizing, concurrency=admitted) == 32_000

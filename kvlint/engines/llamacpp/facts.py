@@ -20,9 +20,12 @@ FACTS = EngineFacts(
         ("n_gpu_layers", "n_gpu_layers"),
     ),
     cache_8bit="q8_0",
+    cache_4bit="q4_0",
     default_cache_dtype="f16",
     v_cache_dtype_apart=True,
     pool_is_cells=True,
+    context_spans_slots=True,
+    fixed_weights="llama.cpp loads GGUF quantisations (Q8_0, Q4_K_M), not these",
     one_request_refusal="llama.cpp fails to allocate its KV buffer",
     # GGML_PAD(n_ctx, 256) in src/llama-context.cpp
     length_granularity=256,

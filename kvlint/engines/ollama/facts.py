@@ -18,8 +18,11 @@ FACTS = EngineFacts(
         ("flash_attention", "OLLAMA_FLASH_ATTENTION"),
     ),
     cache_8bit="q8_0",
+    cache_4bit="q4_0",
     default_cache_dtype="f16",
     pool_is_cells=True,
+    # Ollama runs llama.cpp on the GGUF it pulled.
+    fixed_weights="llama.cpp loads GGUF quantisations (Q8_0, Q4_K_M), not these",
     one_request_refusal="Ollama cannot hold one full-length request",
     quantised_v_without_flash="falls back",
     cache_dtype_releases=(((0,), KV_CACHE_TYPES),),

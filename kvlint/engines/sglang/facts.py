@@ -28,6 +28,7 @@ FACTS = EngineFacts(
         ("tensor_parallel_size", "tp_size"),
     ),
     cache_8bit="fp8_e4m3",
+    cache_4bit="nvfp4",
     long_context_switch="SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
     one_request_refusal="SGLang cannot hold one full-length request",
     pooled_admission=True,

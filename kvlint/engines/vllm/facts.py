@@ -28,5 +28,8 @@ FACTS = EngineFacts(
     # 0.11 starts with float16 too, although its CacheDType does not list it.
     unlisted_cache_dtypes=("float16",),
     fp8_cache_needs_sm89=True,
+    cache_4bit="nvfp4",
+    # 0.11 sizes differently (no CUDA-graph term, two capacity lines): the solver shows both.
+    compared_releases=((None, "vLLM (current)"), ("0.11.0", "vLLM 0.11")),
     parallel=ParallelRules("vllm"),
 )
