@@ -35,6 +35,7 @@ from kvlint.rule import Rule
 from kvlint.selection import PerFileIgnore
 from kvlint.selection import Selection
 from kvlint.sizing import Sizing
+from testing.builders import deployment
 
 TEXT = """\
 model: acme/model-7b
@@ -83,13 +84,13 @@ def registry() -> Registry:
     return Registry(dict(sorted(rules.items())), dict.fromkeys(rules, "kvlint"))
 
 
-def deployment(display: str, model: str = "acme/model-7b") -> Deployment:
-    return Deployment(
+def vllm_config(display: str, model: str = "acme/model-7b") -> Deployment:
+    """A vLLM config file that names ``model``, as the fake loader reads ``display``."""
+    return deployment(
+        Sourced("vllm", Span(display, 1, 1)),
         path=display,
-        span=Span(display, 1, 1),
         name="vllm config",
         carrier="engine_yaml",
-        engine=Sourced("vllm", Span(display, 1, 1)),
         model=Sourced(model, Span(display, 1, 8, "model")),
         max_num_seqs=Sourced(512, Span(display, 2, 15, "max-num-seqs")),
     )
@@ -109,13 +110,13 @@ def fakes() -> SimpleNamespace:
         if "crash" in path.name:
             raise RuntimeError("loader bug")
         problems = [InputProblem("KV905", Span(display, 5, 1), "not a deployment")]
-        deps = [deployment(display)]
+        deps = [vllm_config(display)]
         if "unknown" in path.name:
-            deps = [deployment(display, model="acme/nope")]
+            deps = [vllm_config(display, model="acme/nope")]
         if "badmodel" in path.name:
-            deps = [deployment(display, model="acme/broken")]
+            deps = [vllm_config(display, model="acme/broken")]
         if "buggy" in path.name:
-            deps = [deployment(display, model="acme/" + "x" * 300)]
+            deps = [vllm_config(display, model="acme/" + "x" * 300)]
         if "annotated" in path.name:
             value = Sourced("KV399: reviewed; KV501", Span(display, 4, 30, "annotations"))
             deps[0].annotations["kvlint.dev/ignore"] = value

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kvlint.engines.sizer import size
 from kvlint.estimate import Refusal
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
+from testing.builders import dense
+from testing.builders import deployment
 
 
 def test_sizes_a_vllm_deployment_on_a_named_gpu() -> None:

@@ -10,7 +10,7 @@ from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.spec import Quantization
 from kvlint.units import GiB
-from tests.engines.deployments import dense
+from testing.builders import dense
 
 LLAMA_31_8B = dense()  # 8,030,261,248 parameters, 128,256 x 4096 embedding, untied
 

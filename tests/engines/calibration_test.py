@@ -18,11 +18,11 @@ from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
+from testing.builders import dense
+from testing.builders import deployment
+from testing.builders import with_layers
 from testing.shared import ENGINE_LOGS
 from testing.shared import requires_shared
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
-from tests.engines.deployments import with_layers
 
 LLMD = (
     "https://github.com/llm-d-incubation/llm-d-planner/blob/"

@@ -9,7 +9,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
@@ -23,6 +22,7 @@ from kvlint.linter import PluginError
 from kvlint.linter import summarise
 from kvlint.report.json import JsonReporter
 from kvlint.sizing import Sizing
+from testing.builders import deployment
 from testing.cli import run_cli
 from testing.shared import REPO
 
@@ -37,12 +37,11 @@ FINDING = Finding(
     (("requested", "256"), ("admitted", "38")),
 )
 INFO = Finding("KV907", "missing-fact", Severity.INFO, Span("vllm.yaml", 1, 1), "no GPU")
-DEPLOYMENT = Deployment(
+DEPLOYMENT = deployment(
+    Sourced("vllm", Span("vllm.yaml", 1, 1)),
     path="vllm.yaml",
-    span=Span("vllm.yaml", 1, 1),
     name="vllm config",
     carrier="engine_yaml",
-    engine=Sourced("vllm", Span("vllm.yaml", 1, 1)),
     model=Sourced("meta-llama/Llama-3.1-8B-Instruct", Span("vllm.yaml", 1, 8)),
     max_num_seqs=Sourced(256, SPAN),
 )

@@ -16,6 +16,7 @@ from kvlint.linter import Summary
 from kvlint.model.hf import spec_from_config
 from kvlint.sizing import Sizing
 from kvlint.units import GiB
+from testing.builders import deployment
 
 # The real config.json of meta-llama/Llama-3.1-8B, the keys the arithmetic reads.
 LLAMA_31_8B = {
@@ -41,16 +42,17 @@ gpu-memory-utilization: 0.9
 H100 = GpuSpec("H100-SXM-80GB", "NVIDIA H100 80GB HBM3", 85_045_510_144)
 
 
-def deployment(path: str, *, max_num_seqs: int | None = 256) -> Deployment:
+def vllm_config(path: str, *, max_num_seqs: int | None = 256) -> Deployment:
+    """DEPLOY_YAML read from ``path``: its values where the file has them."""
+
     def at(line: int, column: int, key: str) -> Span:
         return Span(path, line, column, key)
 
-    return Deployment(
+    return deployment(
+        Sourced("vllm", at(1, 1, "")),
         path=path,
-        span=at(1, 1, ""),
         name="vllm config",
         carrier="engine_yaml",
-        engine=Sourced("vllm", at(1, 1, "")),
         model=Sourced("meta-llama/Llama-3.1-8B-Instruct", at(1, 8, "model")),
         max_model_len=Sourced(32768, at(2, 16, "max-model-len")),
         max_num_seqs=(
@@ -93,7 +95,7 @@ KV301 = Finding(
 
 
 def result(path: str = "deploy.yaml", findings: tuple[Finding, ...] = (KV301,)) -> DeploymentResult:
-    return DeploymentResult(deployment(path), sizing(), "catalog", "", findings)
+    return DeploymentResult(vllm_config(path), sizing(), "catalog", "", findings)
 
 
 def summary(by_severity: dict[str, int], files: int = 1, deployments: int = 1) -> Summary:

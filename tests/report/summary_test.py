@@ -17,10 +17,10 @@ from kvlint.report.summary import SummaryReporter
 from kvlint.report.summary import context_points
 from kvlint.report.summary import render_summary
 from tests.report.records import KV301
-from tests.report.records import deployment
 from tests.report.records import result
 from tests.report.records import sizing
 from tests.report.records import summary
+from tests.report.records import vllm_config
 
 SECTION = """\
 ### `deploy.yaml`: `vllm config`
@@ -83,7 +83,7 @@ def test_the_pool_of_a_tensor_parallel_deployment_spans_its_gpus() -> None:
 
 
 def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:
-    dep = deployment("plan.yaml", max_num_seqs=None)
+    dep = vllm_config("plan.yaml", max_num_seqs=None)
     dep = replace(dep, gpu=None)
     out = render_summary([DeploymentResult(dep, sizing(with_engine=False))], [], summary({}))
     assert "| `meta-llama/Llama-3.1-8B-Instruct` | vllm | not named | 32,768 | ? | ? | ? |" in out

@@ -13,7 +13,7 @@ from kvlint.engines.sizer import size
 from kvlint.finding import Span
 from kvlint.model import catalog
 from kvlint.rule import Rule
-from testing.rule_builders import deployment
+from testing.builders import deployment
 
 RULES = [rule for rule in get_rules() if rule.code[2] in "1234"]
 AT = Span("plan.yaml", 20, 5)

@@ -7,10 +7,10 @@ from kvlint_rules.cancelling_head_dim import CancellingHeadDim
 from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Span
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import LLAMA_31_70B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
 AT = Span("plan.yaml", 12, 17)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from kvlint_rules.context_beyond_max_positions import ContextBeyondMaxPositions
 
 from kvlint.finding import Severity
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import QWEN25_7B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import LLAMA_31_70B
+from testing.builders import QWEN25_7B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 Q7 = model(QWEN25_7B, "Qwen/Qwen2.5-7B-Instruct")
 

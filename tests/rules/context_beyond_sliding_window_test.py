@@ -5,11 +5,11 @@ from __future__ import annotations
 from kvlint_rules.context_beyond_sliding_window import ContextBeyondSlidingWindow
 
 from kvlint.finding import Severity
-from testing.rule_builders import GEMMA3_27B
-from testing.rule_builders import MISTRAL_7B_V01
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import GEMMA3_27B
+from testing.builders import MISTRAL_7B_V01
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 M7 = model(MISTRAL_7B_V01, "mistralai/Mistral-7B-v0.1")
 

@@ -7,12 +7,12 @@ from kvlint_rules.engine_pool_below_first_principles import Options
 
 from kvlint.deployment import Sourced
 from kvlint.finding import Span
-from testing.rule_builders import GEMMA3_27B
-from testing.rule_builders import LLAMA_31_8B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
-from testing.rule_builders import sized
+from testing.builders import GEMMA3_27B
+from testing.builders import LLAMA_31_8B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
+from testing.builders import sized
 
 G3 = model(GEMMA3_27B, "google/gemma-3-27b-it")
 

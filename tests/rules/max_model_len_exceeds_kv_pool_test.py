@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from kvlint_rules.max_model_len_exceeds_kv_pool import MaxModelLenExceedsKvPool
 
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
-from testing.rule_builders import sized
+from testing.builders import LLAMA_31_70B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
+from testing.builders import sized
 
 L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
 

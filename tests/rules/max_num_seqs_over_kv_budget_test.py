@@ -5,11 +5,11 @@ from __future__ import annotations
 from kvlint_rules.max_num_seqs_over_kv_budget import MaxNumSeqsOverKvBudget
 
 from kvlint.finding import Applicability
-from testing.rule_builders import LLAMA_31_8B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
-from testing.rule_builders import sized
+from testing.builders import LLAMA_31_8B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
+from testing.builders import sized
 
 L8 = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
 PER_SEQ = 2 * 32 * 8 * 128 * 2 * 8192  # 128 KiB x 8192 = 1,073,741,824 B = 1.07 GB

@@ -9,12 +9,12 @@ from kvlint_rules.stated_kv_mismatch import StatedKvMismatch
 
 from kvlint.deployment import Sourced
 from kvlint.finding import Span
+from testing.builders import LLAMA_31_8B
+from testing.builders import MISTRAL_7B_V01
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 from testing.cli import run_cli
-from testing.rule_builders import LLAMA_31_8B
-from testing.rule_builders import MISTRAL_7B_V01
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
 
 L8 = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from kvlint_rules.tp_exceeds_kv_heads import TpExceedsKvHeads
 
 from kvlint.finding import Severity
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import LLAMA_31_70B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
 

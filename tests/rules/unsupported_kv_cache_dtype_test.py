@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kvlint_rules.unsupported_kv_cache_dtype import UnsupportedKvCacheDtype
 
-from testing.rule_builders import LLAMA_31_8B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import LLAMA_31_8B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 L8 = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
 

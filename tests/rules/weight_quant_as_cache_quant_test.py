@@ -8,11 +8,11 @@ from kvlint.deployment import Sourced
 from kvlint.engines import facts
 from kvlint.finding import Span
 from kvlint.sizing import Sizing
-from testing.rule_builders import AWQ
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import AWQ
+from testing.builders import LLAMA_31_70B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 AWQ70 = model({**LLAMA_31_70B, **AWQ}, "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kvlint_rules.weights_exceed_gpu_memory import WeightsExceedGpuMemory
 
-from testing.rule_builders import LLAMA_31_70B
-from testing.rule_builders import deployment
-from testing.rule_builders import model
-from testing.rule_builders import problems
+from testing.builders import LLAMA_31_70B
+from testing.builders import deployment
+from testing.builders import model
+from testing.builders import problems
 
 L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
 

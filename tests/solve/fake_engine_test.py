@@ -68,7 +68,8 @@ def llama70b() -> ModelSpec:
     return spec
 
 
-def deployment(spec: ModelSpec, **fields: object) -> Settled:
+def on_test_gpu(spec: ModelSpec, **fields: object) -> Settled:
+    """vLLM serving ``spec`` on the test GPU (what the fake sizes is read from it)."""
     return settled("vllm", spec=spec, gpu=GPU, **fields)
 
 
@@ -118,7 +119,7 @@ def brute_force_min_gpus(
 
 
 def test_max_num_seqs_at_128k_tp8(llama70b: ModelSpec) -> None:
-    dep = deployment(llama70b, tensor_parallel_size=8)
+    dep = on_test_gpu(llama70b, tensor_parallel_size=8)
     answer = max_num_seqs_at(dep, max_model_len=128_000, estimator=fake_estimate)
     # TP 8: one KV head per GPU, 80 layers x 256 values x 2 bytes = 40 KiB a token per GPU;
     # the pool is 72 GiB less an eighth of 141.1 GB of weights.
@@ -128,7 +129,7 @@ def test_max_num_seqs_at_128k_tp8(llama70b: ModelSpec) -> None:
 
 
 def test_max_model_len_at_matches_closed_form(llama70b: ModelSpec) -> None:
-    dep = deployment(llama70b, tensor_parallel_size=8)
+    dep = on_test_gpu(llama70b, tensor_parallel_size=8)
     answer = max_model_len_at(dep, concurrency=32, limit=131_072, estimator=fake_estimate)
     # 32 requests of b blocks each beside the null block: the largest b, times 16 tokens.
     assert answer.max_model_len == (91_051 - 1) // 32 * 16 == 45_520
@@ -140,7 +141,7 @@ def test_max_model_len_at_matches_closed_form(llama70b: ModelSpec) -> None:
 
 
 def test_min_gpus_needs_pipeline_stages_for_32_at_128k(llama70b: ModelSpec) -> None:
-    plan = min_gpus(deployment(llama70b), context=128_000, concurrency=32, estimator=fake_estimate)
+    plan = min_gpus(on_test_gpu(llama70b), context=128_000, concurrency=32, estimator=fake_estimate)
     # TP within a node (up to 8), pipeline stages of TP 8 beyond it.
     assert plan.gpus == brute_force_min_gpus(32, 128_000, (1, 2, 4, 8), stage_tp=8) == 24
     # TP 8 x PP 3: stages of 27, 27 and 26 layers, 13.5 KiB a token per GPU.
@@ -152,7 +153,7 @@ def test_min_gpus_needs_pipeline_stages_for_32_at_128k(llama70b: ModelSpec) -> N
 
 def test_min_gpus_any_layout_finds_fewer(llama70b: ModelSpec) -> None:
     plan = min_gpus(
-        deployment(llama70b),
+        on_test_gpu(llama70b),
         context=128_000,
         concurrency=32,
         any_layout=True,
@@ -167,7 +168,7 @@ def test_min_gpus_any_layout_finds_fewer(llama70b: ModelSpec) -> None:
 
 def test_min_gpus_without_replicas(llama70b: ModelSpec) -> None:
     plan = min_gpus(
-        deployment(llama70b),
+        on_test_gpu(llama70b),
         context=128_000,
         concurrency=12,
         replicas=False,
@@ -180,7 +181,7 @@ def test_min_gpus_without_replicas(llama70b: ModelSpec) -> None:
 def test_tp16_replicates_and_buys_no_cache(llama70b: ModelSpec) -> None:
     per_gpu = {
         tp: max_num_seqs_at(
-            deployment(llama70b, tensor_parallel_size=tp),
+            on_test_gpu(llama70b, tensor_parallel_size=tp),
             max_model_len=128_000,
             estimator=fake_estimate,
         )
@@ -191,7 +192,7 @@ def test_tp16_replicates_and_buys_no_cache(llama70b: ModelSpec) -> None:
     assert per_gpu[8].estimate.bytes_per_token == per_gpu[16].estimate.bytes_per_token == 40_960
     assert (per_gpu[8].max_num_seqs, per_gpu[16].max_num_seqs) == (11, 13)
     plan = min_gpus(
-        deployment(llama70b),
+        on_test_gpu(llama70b),
         context=128_000,
         concurrency=24,
         max_tp=64,

@@ -11,18 +11,11 @@ from kvlint.arith.parallel import stage_layers
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.parallel import valid_tps
 from kvlint.engines import facts
-from kvlint.model.catalog import lookup
-from kvlint.model.spec import ModelSpec
 from kvlint.solve.layout import pipeline_tp
 from kvlint.solve.layout import replica_layouts
+from testing.builders import catalog_model
 
 VLLM, TGI, LLAMACPP = (facts(engine).parallel for engine in ("vllm", "tgi", "llamacpp"))
-
-
-def model(ref: str) -> ModelSpec:
-    spec = lookup(ref)
-    assert spec is not None, ref
-    return spec
 
 
 @pytest.mark.parametrize(
@@ -43,7 +36,7 @@ def test_stage_layers_as_vllm_splits_them(layers: int, pp: int, expected: tuple[
 
 
 def test_llama70b_tp_sizes() -> None:
-    spec = model("meta-llama/Meta-Llama-3.1-70B")  # 64 heads, 8 KV heads
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-70B")  # 64 heads, 8 KV heads
     assert valid_tps(spec, VLLM, 64) == [1, 2, 4, 8, 16, 32, 64]
     assert valid_tps(spec, TGI, 64) == [1, 2, 4, 8]  # no KV-head replication in TGI
     assert valid_tps(spec, LLAMACPP, 64) == [1]
@@ -56,7 +49,7 @@ def test_llama70b_tp_sizes() -> None:
 
 
 def test_qwen25_7b_needs_more_than_heads_dividing() -> None:
-    spec = model("Qwen/Qwen2.5-7B")  # 28 heads, 4 KV heads, intermediate 18,944
+    spec = catalog_model("Qwen/Qwen2.5-7B")  # 28 heads, 4 KV heads, intermediate 18,944
     assert valid_tps(spec, VLLM, 64) == [1, 2, 4]
     assert tp_problem(spec, VLLM, 7) == "intermediate size 18944 does not divide by TP 7"
     assert tp_problem(spec, VLLM, 8) == "28 attention heads do not divide by TP 8"
@@ -64,27 +57,27 @@ def test_qwen25_7b_needs_more_than_heads_dividing() -> None:
 
 
 def test_hybrid_local_and_global_kv_heads_both_bind() -> None:
-    spec = model("google/gemma-4-31B-it")  # 16 KV heads on sliding layers, 4 on global ones
+    spec = catalog_model("google/gemma-4-31B-it")  # 16 KV heads on sliding layers, 4 on global ones
     assert sorted({layer.kv_heads for layer in spec.layers}) == [4, 16]
     assert valid_tps(spec, VLLM, 64) == [1, 2, 4, 8, 16, 32]
     assert valid_tps(spec, TGI, 64) == [1, 2, 4]
 
 
 def test_mla_replicates_its_latent_on_every_gpu() -> None:
-    spec = model("deepseek-ai/DeepSeek-V3")
+    spec = catalog_model("deepseek-ai/DeepSeek-V3")
     assert all(kv_heads_per_gpu(spec, tp) == 1 for tp in (1, 8, 64))
     assert pipeline_tp(spec, VLLM, 8) == 8  # every TP replicates: the largest is taken
 
 
 def test_pipeline_limits() -> None:
-    spec = model("meta-llama/Meta-Llama-3.1-8B")
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-8B")
     assert pp_problem(spec, VLLM, 32) is None
     assert pp_problem(spec, VLLM, 33) == "33 stages for 32 layers"
     assert pp_problem(spec, TGI, 2) == "TGI has no pipeline parallelism"
 
 
 def test_replica_layouts_default_and_any() -> None:
-    spec = model("meta-llama/Meta-Llama-3.1-70B")
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-70B")
     default = list(replica_layouts(spec, VLLM, max_gpus=24, max_tp=8))
     assert default == [
         Layout(1),

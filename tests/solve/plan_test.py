@@ -7,33 +7,20 @@ import pytest
 
 from kvlint.arith.parallel import Layout
 from kvlint.engines import account
-from kvlint.gpus import GpuSpec
-from kvlint.gpus import lookup_gpu
-from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Settled
 from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
 from kvlint.solve.plan import Plan
 from kvlint.solve.plan import solve
+from testing.builders import catalog_gpu
+from testing.builders import catalog_model
 from testing.builders import settled
-
-
-def model(ref: str) -> ModelSpec:
-    spec = lookup(ref)
-    assert spec is not None, ref
-    return spec
-
-
-def gpu(name: str) -> GpuSpec:
-    found = lookup_gpu(name)
-    assert found is not None, name
-    return found
 
 
 @pytest.fixture(scope="module")
 def llama8b() -> ModelSpec:
-    return model("meta-llama/Meta-Llama-3.1-8B")
+    return catalog_model("meta-llama/Meta-Llama-3.1-8B")
 
 
 def plan(
@@ -63,7 +50,10 @@ def lever(rows: list[Lever], label: str) -> Lever:
 def test_a_tgi_pod_is_solved_on_the_shards_tgi_runs() -> None:
     # No --num-shard: TGI shards over the pod's 2 GPUs, and that is the layout the file runs.
     deployment = settled(
-        "tgi", spec=model("meta-llama/Meta-Llama-3.1-70B"), gpu=gpu("H100-80GB"), gpu_count=2
+        "tgi",
+        spec=catalog_model("meta-llama/Meta-Llama-3.1-70B"),
+        gpu=catalog_gpu("H100-80GB"),
+        gpu_count=2,
     )
     assert deployment.tensor_parallel_size.value == 2
     answer = plan(deployment, from_file=True)
@@ -77,7 +67,7 @@ def test_a_tgi_pod_is_solved_on_the_shards_tgi_runs() -> None:
 def test_a_llamacpp_file_is_planned_per_slot(llama8b: ModelSpec) -> None:
     # -c 131072 -np 4: four slots of 32,768 tokens, not four sequences of 131,072.
     deployment = settled(
-        "llamacpp", spec=llama8b, gpu=gpu("RTX-4090"), max_model_len=131_072, max_num_seqs=4
+        "llamacpp", spec=llama8b, gpu=catalog_gpu("RTX-4090"), max_model_len=131_072, max_num_seqs=4
     )
     assert account(deployment).max_model_len == 32_768
     answer = plan(deployment, from_file=True)
@@ -87,7 +77,7 @@ def test_a_llamacpp_file_is_planned_per_slot(llama8b: ModelSpec) -> None:
 
 def test_a_context_past_the_model_names_the_engines_own_switch(llama8b: ModelSpec) -> None:
     # Llama 3.1 derives 131,072; 200,000 needs each engine's own long-context switch.
-    h100 = gpu("H100-80GB")
+    h100 = catalog_gpu("H100-80GB")
     notes = {
         engine: plan(settled(engine, spec=llama8b, gpu=h100), context=200_000).notes
         for engine in ("vllm", "sglang")
@@ -103,8 +93,8 @@ def test_a_context_past_the_model_names_the_engines_own_switch(llama8b: ModelSpe
 
 def test_the_model_limit_is_the_engines_own_derivation() -> None:
     # Gemma 3's linear factor 8: vLLM skips RoPE scaling for gemma3, SGLang applies it.
-    gemma = model("google/gemma-3-27b-it")
-    h100 = gpu("H100-80GB")
+    gemma = catalog_model("google/gemma-3-27b-it")
+    h100 = catalog_gpu("H100-80GB")
     for engine in ("vllm", "sglang"):
         deployment = settled(engine, spec=gemma, gpu=h100)
         answer = plan(deployment, context=8192, concurrency=1)
@@ -118,7 +108,7 @@ def test_llamacpp_cache_levers_quantise_v_too(llama8b: ModelSpec) -> None:
     deployment = settled(
         "llamacpp",
         spec=llama8b,
-        gpu=gpu("RTX-4090"),
+        gpu=catalog_gpu("RTX-4090"),
         max_model_len=32_768,
         max_num_seqs=1,
         kv_cache_dtype="q8_0",
@@ -138,7 +128,7 @@ def test_llamacpp_cache_levers_quantise_v_too(llama8b: ModelSpec) -> None:
 
 def test_a_cache_the_release_lacks_is_not_offered(llama8b: ModelSpec) -> None:
     # kvlint's vLLM tables: nvfp4 came after the 0.11 line, so 0.10 has none either.
-    b200 = gpu("B200")
+    b200 = catalog_gpu("B200")
     for version, offered in (("0.10.2", False), ("0.11.0", False), ("0.33.0", True)):
         deployment = settled("vllm", spec=llama8b, gpu=b200, engine_version=version)
         rows = levers(
@@ -151,7 +141,7 @@ def test_a_cache_the_release_lacks_is_not_offered(llama8b: ModelSpec) -> None:
 
 
 def test_without_flash_attention_no_quantised_v_cache_is_offered(llama8b: ModelSpec) -> None:
-    l4 = gpu("L4")
+    l4 = catalog_gpu("L4")
     for engine, flash in (("llamacpp", "off"), ("ollama", False)):
         deployment = settled(
             engine, spec=llama8b, gpu=l4, max_model_len=4096, flash_attention=flash

@@ -17,8 +17,6 @@ from kvlint.engines import account
 from kvlint.engines.llamacpp import defaults as llamacpp_defaults
 from kvlint.engines.sizer import size
 from kvlint.gpus import GpuSpec
-from kvlint.gpus import lookup_gpu
-from kvlint.model.catalog import lookup
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Settled
 from kvlint.solve import admitted_seqs
@@ -26,33 +24,23 @@ from kvlint.solve import largest_max_model_len
 from kvlint.solve import max_model_len_at
 from kvlint.solve import max_num_seqs_at
 from kvlint.solve import min_gpus
+from testing.builders import catalog_gpu
+from testing.builders import catalog_model
+from testing.builders import deployment
 from testing.builders import settled
-from testing.rule_builders import deployment
 
 CONTEXT = 128_000  # "128k": vLLM reads a lower-case k as 1,000
 BLOCKS = CONTEXT // 16  # 8,000 blocks of 16 tokens per sequence
 
 
-def model(ref: str) -> ModelSpec:
-    spec = lookup(ref)
-    assert spec is not None, ref
-    return spec
-
-
-def gpu(name: str) -> GpuSpec:
-    found = lookup_gpu(name)
-    assert found is not None, name
-    return found
-
-
 @pytest.fixture(scope="module")
 def llama70b() -> ModelSpec:
-    return model("meta-llama/Meta-Llama-3.1-70B")
+    return catalog_model("meta-llama/Meta-Llama-3.1-70B")
 
 
 @pytest.fixture(scope="module")
 def h100() -> GpuSpec:
-    return gpu("H100-80GB")
+    return catalog_gpu("H100-80GB")
 
 
 def vllm(spec: ModelSpec, gpu: GpuSpec, **fields: object) -> Settled:
@@ -188,8 +176,8 @@ def test_max_model_len_at_32_users_on_tp8(llama70b: ModelSpec, h100: GpuSpec) ->
 @pytest.mark.parametrize("version", ["0.11.0", "0.33.0"])
 def test_max_model_len_for_one_sequence_is_vllms_own_estimate(version: str) -> None:
     # Llama 3.1 8B at its full 131,072 on one L4: vLLM refuses and suggests a length.
-    spec = model("meta-llama/Meta-Llama-3.1-8B")
-    l4 = gpu("L4")
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-8B")
+    l4 = catalog_gpu("L4")
     served = vllm(spec, l4, max_model_len=131_072, engine_version=version)
     refusal = account(served)
     assert refusal.fits is False and refusal.estimated_max_model_len
@@ -205,8 +193,8 @@ def test_max_model_len_for_one_sequence_is_vllms_own_estimate(version: str) -> N
 def test_llamacpp_slots_are_a_setting_the_solver_sizes() -> None:
     # llama.cpp allocates exactly -c cells; to serve C sequences of 32,000 tokens it needs
     # -c C x 32,000 -np C, and the question is whether that fits beside the weights.
-    spec = model("meta-llama/Meta-Llama-3.1-8B")
-    rtx = gpu("RTX-4090")
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-8B")
+    rtx = catalog_gpu("RTX-4090")
     served = settled("llamacpp", spec=spec, gpu=rtx)
     answer = max_num_seqs_at(served, max_model_len=32_000)
     available = answer.estimate.available_kv_bytes
@@ -235,7 +223,7 @@ def test_tgi_has_no_pipeline_so_replicas_carry_the_load(llama70b: ModelSpec, h10
 
 
 def test_rules_api_on_a_deployment_that_starts(h100: GpuSpec) -> None:
-    spec = model("meta-llama/Meta-Llama-3.1-8B")
+    spec = catalog_model("meta-llama/Meta-Llama-3.1-8B")
     sizing = size(deployment("vllm", max_model_len=32_000, max_num_seqs=256, gpu="H100-80GB"), spec)
     assert sizing.engine is not None and sizing.engine.num_blocks is not None
     admitted = admitted_seqs(sizing)

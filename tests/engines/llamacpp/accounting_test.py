@@ -9,9 +9,9 @@ from kvlint.engines.llamacpp.accounting import settings_for
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.units import MiB
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
-from tests.engines.deployments import with_layers
+from testing.builders import dense
+from testing.builders import deployment
+from testing.builders import with_layers
 
 LLAMA_31_8B = dense()
 

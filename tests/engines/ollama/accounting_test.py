@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kvlint.engines import estimate
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
+from testing.builders import dense
+from testing.builders import deployment
 
 LLAMA_31_8B = dense()
 

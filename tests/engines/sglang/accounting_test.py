@@ -8,9 +8,9 @@ from kvlint.gpus import lookup_gpu
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.units import GiB
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
-from tests.engines.deployments import with_layers
+from testing.builders import dense
+from testing.builders import deployment
+from testing.builders import with_layers
 
 LLAMA_31_8B = dense()
 H100 = lookup_gpu("H100")

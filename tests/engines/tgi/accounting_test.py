@@ -6,8 +6,8 @@ from kvlint.engines import estimate
 from kvlint.engines.tgi.defaults import tgi_block_size
 from kvlint.gpus import lookup_gpu
 from kvlint.units import GiB
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
+from testing.builders import dense
+from testing.builders import deployment
 
 # Llama-3.1-70B: 80 layers, 8 KV heads, head_dim 128.
 LLAMA_31_70B = dense(

@@ -8,9 +8,9 @@ from kvlint.gpus import lookup_gpu
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.units import GiB
-from tests.engines.deployments import dense
-from tests.engines.deployments import deployment
-from tests.engines.deployments import with_layers
+from testing.builders import dense
+from testing.builders import deployment
+from testing.builders import with_layers
 
 # Qwen2-7B-Instruct: 28 layers, 4 KV heads, head_dim 128, bf16 -> 56 KiB per token.
 QWEN2_7B = dense(
