@@ -27,6 +27,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvlint import codes
 from kvlint import isolation
 from kvlint import reading
 from kvlint.finding import FIXABLE
@@ -251,7 +252,11 @@ def _fix_path(
 
 
 def _errors(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    return tuple(f for f in findings if f.code in ("KV901", "KV900") and f.severity.name == "ERROR")
+    return tuple(
+        f
+        for f in findings
+        if f.code in (codes.UNREADABLE_FILE, codes.INTERNAL_ERROR) and f.severity.name == "ERROR"
+    )
 
 
 def fix_file(
@@ -300,7 +305,7 @@ def fix_file(
 
 
 def _unreadable(findings: Iterable[Finding]) -> int:
-    return sum(1 for f in findings if f.code in ("KV901", "KV900"))
+    return sum(1 for f in findings if f.code in (codes.UNREADABLE_FILE, codes.INTERNAL_ERROR))
 
 
 # ---------------------------------------------------------------------------------------------

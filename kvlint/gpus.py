@@ -53,7 +53,7 @@ _NOT_SIZED = {
     "neuron": "a Neuron accelerator",
 }
 
-# Sources. "gpus.md" is /work/shared/research/gpus.md (each figure there is quoted with its
+# Sources. "gpus.md" is ../shared/research/gpus.md (each figure there is quoted with its
 # origin); "(derived)" marks a figure computed from a sourced one, with the rule used.
 _SMI_GAP = "derived: the nvidia-smi total minus the ~0.5 GiB smi/CUDA gap measured on H100/H200"
 

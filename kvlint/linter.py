@@ -16,6 +16,7 @@ from typing import Any
 from typing import NamedTuple
 from typing import Protocol
 
+from kvlint import codes
 from kvlint import isolation
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
@@ -51,11 +52,6 @@ if TYPE_CHECKING:
     from kvlint.rule import Rule
     from kvlint.settled import Settled
     from kvlint.sizing import Sizing
-
-UNKNOWN_MODEL = "KV902"
-MODEL_BY_NAME = "KV908"
-UNUSED_SUPPRESSION = "KV906"
-UNRECOGNISED = "KV905"
 
 
 @dataclass(frozen=True)
@@ -123,11 +119,6 @@ class LintResult:
 # ---------------------------------------------------------------------------------------------
 # The pipeline. Imports of the heavier layers happen inside the functions: `kvlint rules` and
 # `kvlint explain` load this module for its records without paying for YAML and models.
-
-INTERNAL = "KV900"  # a crash outside any rule (loading, sizing): reported, never a traceback
-# A rule (a plugin, the built-ins included) that raised, exited, overran its deadline or yielded
-# something that is not a Problem: reported on the deployment, naming the rule and its package.
-RULE_FAILURE = "KV908"
 
 
 class Loader(Protocol):
@@ -384,19 +375,21 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
                 f"a Helm template of the chart `{chart}`: not read; check what it renders "
                 f"(`helm template {chart} | kvlint check -`)"
             )
-            problem = InputProblem(UNRECOGNISED, Span(display, 1, 1), message, Severity.INFO)
+            problem = InputProblem(
+                codes.UNRECOGNISED_DOCUMENT, Span(display, 1, 1), message, Severity.INFO
+            )
             return [], _enabled(run, [run.input_problem(problem)], display)
     try:
         loaded = run.load(path, display, data)
     except KvlintError as exc:
         span = exc.span or Span(display, 1, 1)
-        problem = InputProblem("KV901", span, exc.message, Severity.ERROR)
+        problem = InputProblem(codes.UNREADABLE_FILE, span, exc.message, Severity.ERROR)
         return [], _enabled(run, [run.input_problem(problem)], display)
     except Exception as exc:  # a loader bug must not end the run: report it on this file
         message = f"internal error while reading the file: {_crash(exc)}"
         return [], [
             Finding(
-                INTERNAL,
+                codes.INTERNAL_ERROR,
                 "internal-error",
                 Severity.ERROR,
                 Span(display, 1, 1),
@@ -456,11 +449,11 @@ def _enabled(run: Run, findings: Iterable[Finding], display: str) -> list[Findin
 
 # A check that did not run to its end (a rule's failure, kvlint's own internal error) is
 # reported whatever `--select` names: hidden, it would be a silent pass.
-_FAILURES = frozenset({RULE_FAILURE, INTERNAL})
+_FAILURES = frozenset({codes.RULE_FAILURE, codes.INTERNAL_ERROR})
 
 
 def _failure_shown(selection: Any, code: str) -> bool:
-    """Shown unless it is ignored itself (`--ignore KV908`)."""
+    """Shown unless it is ignored itself (`--ignore KV9` hides it)."""
     return selection.is_selected(code) or not any(code.startswith(p) for p in selection.ignore)
 
 
@@ -473,7 +466,7 @@ def _suppress_tagged(
 
 
 def _unused(run: Run, directives: list[Directive], display: str) -> list[Finding]:
-    cls = run.registry.rules.get(UNUSED_SUPPRESSION)
+    cls = run.registry.rules.get(codes.UNUSED_SUPPRESSION)
     if cls is None or not run.settings.selection.is_enabled(cls.code, display):
         return []
 
@@ -534,7 +527,7 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
         # model file is bad input, an error (exit 2).
         severity = Severity.WARNING if isinstance(resolved, ModelNotResolved) else Severity.ERROR
         message = str(resolved) + _not_checked(run, dep)
-        problem = InputProblem(UNKNOWN_MODEL, dep.model.span, message, severity)
+        problem = InputProblem(codes.UNKNOWN_MODEL, dep.model.span, message, severity)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), None
     by_name = getattr(resolved, "by_name", "")
     if by_name:
@@ -542,7 +535,7 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
             f"model {ref!r} resolved by name as {by_name}: the checks use that architecture "
             "(give the checkpoint's config.json to check the checkpoint itself)"
         )
-        problem = InputProblem(MODEL_BY_NAME, dep.model.span, message, Severity.INFO)
+        problem = InputProblem(codes.MODEL_BY_NAME, dep.model.span, message, Severity.INFO)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), resolved
     return dep, resolved
 
@@ -582,7 +575,13 @@ def _check_deployment(
     except Exception as exc:  # an arithmetic bug must not end the run
         message = f"internal error while sizing `{dep.name}`: {_crash(exc)}"
         findings.append(
-            Finding(INTERNAL, "internal-error", Severity.ERROR, dep.span, message_text(message))
+            Finding(
+                codes.INTERNAL_ERROR,
+                "internal-error",
+                Severity.ERROR,
+                dep.span,
+                message_text(message),
+            )
         )
         sizing, sized = Sizing(spec=spec, kv=None, gpu=None, engine=None), False
     engine = str(dep.engine.value)
@@ -601,7 +600,11 @@ def _check_deployment(
             )
             findings.append(
                 Finding(
-                    RULE_FAILURE, "rule-failure", Severity.ERROR, dep.span, message_text(message)
+                    codes.RULE_FAILURE,
+                    "rule-failure",
+                    Severity.ERROR,
+                    dep.span,
+                    message_text(message),
                 )
             )
             continue

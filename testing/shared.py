@@ -16,11 +16,10 @@ DEPLOYMENTS_REAL = FIXTURES / "deployments-real"
 SARIF_SCHEMA = FIXTURES / "schemas" / "sarif-schema-2.1.0.json"
 # The real corpus grown under issue 17 (its manifest: tests/fixtures/deployments-real-more/):
 # the projects' own files, kept beside ../shared's corpus rather than committed. The first of
-# these that exists: KVLINT_REAL_CORPUS, ../shared's folder, the team folder it is staged in.
+# these that exists: KVLINT_REAL_CORPUS, ../shared's folder.
 _CORPUS_PLACES = [
     *([Path(os.environ["KVLINT_REAL_CORPUS"])] if os.environ.get("KVLINT_REAL_CORPUS") else []),
     FIXTURES / "deployments-real-more",
-    REPO.parent / "team" / "deployments-real-more",
 ]
 DEPLOYMENTS_REAL_MORE = next((p for p in _CORPUS_PLACES if p.is_dir()), _CORPUS_PLACES[0])
 

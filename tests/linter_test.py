@@ -174,8 +174,8 @@ def test_pipeline_stamps_suppresses_isolates_and_sorts(
         f"{path}:1:1: KV399 [info] graver form",
         f"{path}:1:1: KV907 [warning] the files do not give the GPU type: the checks that need it "
         "did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)",
-        # A rule that raises is one KV908 naming it and its package (kvlint.isolation).
-        f"{path}:1:1: KV908 [error] rule KV398 `crashes` of 'kvlint' failed, so its findings on "
+        # A rule that raises is one KV909 naming it and its package (kvlint.isolation).
+        f"{path}:1:1: KV909 [error] rule KV398 `crashes` of 'kvlint' failed, so its findings on "
         "this deployment are missing: ZeroDivisionError: division by zero",
         # KV399 on line 2 is suppressed by its comment; the comment on line 3 names a rule that
         # produced only an internal error on line 1, so it suppresses nothing.
@@ -290,10 +290,10 @@ def test_disable_file_and_annotation(tmp_path: Path, fakes: SimpleNamespace) -> 
         [path], Settings(Selection(ignore=("KV907",))), registry(), seams=fakes.seams
     )
     # KV399's "graver form" at 1:1 stays; the line-3 comment's KV398 hit nothing on its line,
-    # and the file-wide one neither: KV398's failure is KV908, which a KV398 directive leaves.
+    # and the file-wide one neither: KV398's failure is KV909, which a KV398 directive leaves.
     assert [(f.code, f.span.line) for f in result.findings] == [
         ("KV399", 1),
-        ("KV908", 1),
+        ("KV909", 1),
         ("KV906", 3),
         ("KV906", 4),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kvlint import codes
 from kvlint.errors import KvlintError
 from kvlint.finding import Severity
 
@@ -47,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
         settings = resolve(
             load_config(find_config(Path(args.file))),
             registry,
-            select=[rule.code, "KV901"],  # and the file's reading: a file not read is no pass
+            select=[
+                rule.code,
+                codes.UNREADABLE_FILE,
+            ],  # and the file's reading: a file not read is no pass
             gpu=args.gpu,
             offline=args.offline,
         )

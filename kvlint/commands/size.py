@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 from typing import Any
 
+from kvlint import codes
 from kvlint import reading
 from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
@@ -284,7 +285,7 @@ def _deployment_report(
 
         span = dep.model.span
         problem = {
-            "code": "KV902",
+            "code": codes.UNKNOWN_MODEL,
             # as `check` reports it; `size` still exits 2, having no figures for the deployment
             "severity": "warning" if isinstance(exc, ModelNotResolved) else "error",
             "path": span.path,

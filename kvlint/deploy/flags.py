@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
@@ -222,7 +223,7 @@ def unknown_flag_problem(spec: EngineSpec, token: Token) -> InputProblem:
     message = f"unknown flag `{spelled}` for {spec.name}"
     if hint and hint.lstrip("-") != spelled.lstrip("-"):
         message += f"; did you mean `{hint}`?"
-    return InputProblem("KV501", token.span, message, Severity.ERROR)
+    return InputProblem(codes.UNKNOWN_FLAG, token.span, message, Severity.ERROR)
 
 
 def abbreviation_problem(spec: EngineSpec, token: Token, name: str) -> InputProblem:
@@ -232,7 +233,7 @@ def abbreviation_problem(spec: EngineSpec, token: Token, name: str) -> InputProb
         f"unknown flag `{spelled}` for {spec.name}; did you mean `--{name}`? "
         f"(argparse takes it as an abbreviation of `--{name}` today)"
     )
-    return InputProblem("KV501", token.span, message, Severity.WARNING)
+    return InputProblem(codes.UNKNOWN_FLAG, token.span, message, Severity.WARNING)
 
 
 def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
@@ -379,7 +380,7 @@ def apply_setting(
         return
     value, error = convert(setting, raw, spelled)
     if error is not None:
-        dep.problems.append(InputProblem("KV502", span, error, Severity.ERROR))
+        dep.problems.append(InputProblem(codes.INVALID_SETTING, span, error, Severity.ERROR))
         return
     sourced: Sourced[Any] = Sourced(value, span, text)
     dep.settings[name] = sourced

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from kvlint import codes
 from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
@@ -160,7 +161,9 @@ def conflicts(facts: list[GpuFact], gpu_count: Sourced[int] | None) -> list[Inpu
             f"`{first.source}` `{first.value.value}` is {first.gpu.display}: no node has both, "
             f"so the pod never schedules"
         )
-        problems.append(InputProblem("KV504", other.value.span, message, Severity.ERROR))
+        problems.append(
+            InputProblem(codes.CONFLICTING_GPU_FACTS, other.value.span, message, Severity.ERROR)
+        )
     if gpu_count is not None:
         for fact in facts:
             if not fact.instance:
@@ -171,7 +174,11 @@ def conflicts(facts: list[GpuFact], gpu_count: Sourced[int] | None) -> list[Inpu
                     f"the pod requests {gpu_count.value} GPUs, but `{fact.value.value}` has "
                     f"{per_node}: no node of that type fits it, so the pod never schedules"
                 )
-                problems.append(InputProblem("KV504", gpu_count.span, message, Severity.ERROR))
+                problems.append(
+                    InputProblem(
+                        codes.CONFLICTING_GPU_FACTS, gpu_count.span, message, Severity.ERROR
+                    )
+                )
     return problems
 
 

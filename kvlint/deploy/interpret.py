@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import FieldHook
@@ -43,7 +44,7 @@ class Engine:
             if first in dep.settings and second in dep.settings:
                 later = dep.settings[second]
                 message = f"`{first}` and `{second}` are both set: {why}"
-                problem = InputProblem("KV502", later.span, message, Severity.ERROR)
+                problem = InputProblem(codes.INVALID_SETTING, later.span, message, Severity.ERROR)
                 if problem not in dep.problems:
                     dep.problems.append(problem)
 
@@ -69,11 +70,15 @@ class Engine:
             why = self.spec.absent_in(name, version) if version else None
             if why is not None:
                 message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
-                dep.problems.append(InputProblem("KV501", flag.span, message, Severity.ERROR))
+                dep.problems.append(
+                    InputProblem(codes.UNKNOWN_FLAG, flag.span, message, Severity.ERROR)
+                )
             if value is None:
                 if self.spec.arity(name) in ("1", "+"):
                     message = f"`{spelled}` expects a value"
-                    dep.problems.append(InputProblem("KV502", flag.span, message, Severity.ERROR))
+                    dep.problems.append(
+                        InputProblem(codes.INVALID_SETTING, flag.span, message, Severity.ERROR)
+                    )
                     continue
                 setting = self.spec.settings.get(name)
                 # A bare switch that newer releases give a value (llama.cpp `-fa`) means on.
@@ -92,7 +97,9 @@ class Engine:
         else:
             spelled = token.text.partition("=")[0]
             message = f"unknown flag `{spelled}` for {self.spec.name}"
-            dep.problems.append(InputProblem("KV501", token.span, message, Severity.ERROR))
+            dep.problems.append(
+                InputProblem(codes.UNKNOWN_FLAG, token.span, message, Severity.ERROR)
+            )
 
     def apply_env(self, dep: Deployment, env: Mapping[str, Token]) -> None:
         """Settings an engine reads from env vars (OLLAMA_*, LLAMA_ARG_*, MAX_TOTAL_TOKENS)."""
@@ -120,7 +127,9 @@ class Engine:
             why = self.spec.absent_in(name, version) if version else None
             if why is not None:
                 message = f"`{spelled}` is not a flag of {self.spec.name} {version}: {why}"
-                dep.problems.append(InputProblem("KV501", key.span, message, Severity.ERROR))
+                dep.problems.append(
+                    InputProblem(codes.UNKNOWN_FLAG, key.span, message, Severity.ERROR)
+                )
             raw: Any
             if isinstance(value, Scalar):
                 raw = value.value if value.value is not None else ""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from kvlint import codes
 from kvlint import reading
 from kvlint.deploy.carriers import CARRIERS
 from kvlint.deploy.carriers.base import Context
@@ -164,7 +165,9 @@ def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:
             f"`{where.path.removeprefix('$.')}` runs {what} (`{where.text}`), but kvlint does not "
             f"read this document's keys, so its settings are not checked"
         )
-        ctx.problems.append(InputProblem("KV905", where.span, message, Severity.WARNING))
+        ctx.problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, where.span, message, Severity.WARNING)
+        )
         return []
     ctx.unrecognised(
         root.source.span(root.start, key=root.path),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kvlint import codes
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
@@ -15,7 +16,9 @@ from kvlint.source.nodes import Node
 from kvlint.source.nodes import Sequence
 
 
-def validate(root: Node, schema: dict[str, Any], *, code: str = "KV904") -> list[InputProblem]:
+def validate(
+    root: Node, schema: dict[str, Any], *, code: str = codes.SCHEMA_VIOLATION
+) -> list[InputProblem]:
     """Every schema error as a problem at the offending key or value, in file order."""
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 

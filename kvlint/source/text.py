@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
+from kvlint import codes
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
@@ -62,7 +63,7 @@ class SourceText:
 
 def unreadable(span: Span, message: str) -> InputProblem:
     """A KV901 problem: the file (or part of it) cannot be read."""
-    return InputProblem("KV901", span, message, Severity.ERROR)
+    return InputProblem(codes.UNREADABLE_FILE, span, message, Severity.ERROR)
 
 
 def decode(path: str, data: bytes) -> tuple[SourceText | None, list[InputProblem]]:

@@ -1,6 +1,6 @@
 """Third-party rules isolated like files (issue 15, item 3): a rule that exits, raises
 GeneratorExit or KeyboardInterrupt, loops forever, yields something that is not a Problem, or
-prints; a plugin whose import hangs or prints, or whose doc() raises. Each is one KV908 finding
+prints; a plugin whose import hangs or prints, or whose doc() raises. Each is one KV909 finding
 (or one plugin warning) naming the plugin, the other rules' findings survive, JSON stays JSON,
 and the run exits 2: never exit 0, a traceback or a hang. The real CLI in a virtual environment
 that has the plugins installed (testing/plugins.py)."""
@@ -130,7 +130,7 @@ def test_every_misbehaving_rule_is_one_kv908_naming_its_plugin(env: Path, tmp_pa
     done = check(env, tmp_path, "--format", "json")
     report = json.loads(done.stdout)  # nothing a plugin printed is in it
     assert done.returncode == 2, done.stderr
-    failures = {f["message"] for f in report["findings"] if f["code"] == "KV908"}
+    failures = {f["message"] for f in report["findings"] if f["code"] == "KV909"}
     prefix = "rule {} `rule-{}` of 'kvlint-plugin-hostile' failed, so its findings on this "
     prefix += "deployment are missing: "
     reasons = {
@@ -159,7 +159,7 @@ def test_a_rule_calling_sys_exit_0_never_makes_the_run_pass(env: Path, tmp_path:
     done = check(env, tmp_path, "--format", "concise", "--select", "HOST001")
     assert done.returncode == 2
     assert done.stdout.splitlines() == [
-        "deploy.yaml:1:1: KV908 [error] rule HOST001 `rule-host001` of 'kvlint-plugin-hostile' "
+        "deploy.yaml:1:1: KV909 [error] rule HOST001 `rule-host001` of 'kvlint-plugin-hostile' "
         "failed, so its findings on this deployment are missing: SystemExit: sys.exit(0)"
     ]
 

@@ -7,6 +7,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 from typing import Protocol
 
+from kvlint import codes
 from kvlint.deployment import Deployment
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
@@ -34,7 +35,9 @@ class Context:
     def unrecognised(self, span: Span, message: str) -> None:
         # Info: nothing says this document serves a model, so a hook over every YAML file in a
         # repository must not fail on it (container.py warns when an engine image is seen).
-        self.problems.append(InputProblem("KV905", span, message, Severity.INFO))
+        self.problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, span, message, Severity.INFO)
+        )
 
 
 class Carrier(Protocol):

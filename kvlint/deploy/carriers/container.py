@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.argv import substitute
@@ -106,12 +107,12 @@ def int_sourced(node: Node | None, problems: list[InputProblem], what: str) -> S
         value = int(str(node.value).strip())
     except ValueError:
         message = f"{what} must be a whole number, got `{node.text}`"
-        problems.append(InputProblem("KV502", node.span, message, Severity.ERROR))
+        problems.append(InputProblem(codes.INVALID_SETTING, node.span, message, Severity.ERROR))
         return None
     if not 0 <= value <= MAX_COUNT:  # GPU counts and parallel sizes: the arithmetic loops on them
         shown = node.text if len(node.text) <= 24 else f"a number of {len(node.text)} characters"
         message = f"{what} must be a GPU count from 0 to {MAX_COUNT:,}, got `{shown}`"
-        problems.append(InputProblem("KV502", node.span, message, Severity.ERROR))
+        problems.append(InputProblem(codes.INVALID_SETTING, node.span, message, Severity.ERROR))
         return None
     return Sourced(value, node.span, node.raw)
 
@@ -214,7 +215,9 @@ def container_deployment(
             found = (command_node, container.get(args_key), image_node)
             where = next((node for node in found if node is not None), container)
             message = f"{name}: {reason}, so its settings are not checked"
-            problems.append(InputProblem("KV905", where.span, message, Severity.WARNING))
+            problems.append(
+                InputProblem(codes.UNRECOGNISED_DOCUMENT, where.span, message, Severity.WARNING)
+            )
         return None
     engine = ENGINES[engine_name]
     if invocation is not None and invocation.program is not None:

@@ -10,6 +10,7 @@ holds no container is another kind of object (a Service, a ConfigMap) and says n
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.kubernetes import group_env
@@ -55,7 +56,8 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     led = {
         _unit(site)
         for site, dep, problems in read
-        if site.leader and (dep is not None or any(p.code == "KV905" for p in problems))
+        if site.leader
+        and (dep is not None or any(p.code == codes.UNRECOGNISED_DOCUMENT for p in problems))
     }
     deployments: list[Deployment] = []
     for site, dep, problems in read:
@@ -68,7 +70,9 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
         reason = unread_resource(root) or _ray_nodes(read)
         if reason is not None:
             message = f"{label}: {reason}, so its settings are not checked"
-            ctx.problems.append(InputProblem("KV905", root.span, message, Severity.WARNING))
+            ctx.problems.append(
+                InputProblem(codes.UNRECOGNISED_DOCUMENT, root.span, message, Severity.WARNING)
+            )
     return deployments
 
 

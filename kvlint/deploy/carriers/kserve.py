@@ -7,6 +7,7 @@ runtime (its own flags, then vLLM's); ``LLMInferenceService`` is llm-d's vLLM wi
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
@@ -116,7 +117,7 @@ def _inference_service(spec: Mapping, label: str, ctx: Context) -> list[Deployme
     # dropped silently rather than refused, so it is kept in `unknown_flags`, not reported.
     before = len(dep.problems)
     engine.apply_args(dep, rest)
-    dep.problems[before:] = [p for p in dep.problems[before:] if p.code != "KV501"]
+    dep.problems[before:] = [p for p in dep.problems[before:] if p.code != codes.UNKNOWN_FLAG]
     for token in own:
         flag, _, value = token.text.partition("=")
         if not value:

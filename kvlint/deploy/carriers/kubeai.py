@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
@@ -96,4 +97,6 @@ def _resource_profile(node: Scalar | None, dep: Deployment, ctx: Context) -> Non
             dep.gpu_count = Sourced(int(count), token.span, count)
         else:
             message = f"`resourceProfile` count must be a whole number, got `{count}`"
-            ctx.problems.append(InputProblem("KV502", token.span, message, Severity.ERROR))
+            ctx.problems.append(
+                InputProblem(codes.INVALID_SETTING, token.span, message, Severity.ERROR)
+            )

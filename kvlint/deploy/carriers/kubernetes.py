@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import PodFacts
@@ -151,7 +152,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
             workload=root,
             extra_env=group_env(root.dig("spec", "leaderWorkerTemplate")),
         )
-        if found or any(p.code == "KV905" for p in ctx.problems[before:]):
+        if found or any(p.code == codes.UNRECOGNISED_DOCUMENT for p in ctx.problems[before:]):
             group = root.dig("spec", "leaderWorkerTemplate")
             if kind == "LeaderWorkerSet" and isinstance(group, Mapping) and found:
                 total = lws_gpus(group, ctx.problems)

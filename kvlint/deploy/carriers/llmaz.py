@@ -8,6 +8,7 @@ its flavor's GPUs; the engine's base command and the model path come from llmaz'
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import env_tokens
@@ -59,7 +60,9 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
             f"{label}: it runs the `{written}` backend, a server kvlint does not read, "
             f"so its settings are not checked"
         )
-        ctx.problems.append(InputProblem("KV905", where, message, Severity.WARNING))
+        ctx.problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, where, message, Severity.WARNING)
+        )
         return []
     engine = ENGINES[engine_name]
     place = backend if backend is not None else (config or spec or root)

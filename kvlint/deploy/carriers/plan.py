@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvlint import codes
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.container import scalar_sourced
@@ -87,7 +88,9 @@ def _claims(node: Mapping, problems: list[InputProblem]) -> Claims:
             return None
         except (ValueError, TypeError) as exc:
             message = f"`claims.{key}`: {exc}"
-            problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))
+            problems.append(
+                InputProblem(codes.INVALID_SETTING, value.span, message, Severity.ERROR)
+            )
             return None
         return Sourced(parsed, value.span, value.raw)
 

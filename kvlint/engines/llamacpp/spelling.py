@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint import codes
 from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import Setting
 from kvlint.deploy.interpret import Engine
@@ -62,7 +63,9 @@ def _gpu_layers(dep: Deployment, name: str, value: Sourced[Any]) -> None:
     except ValueError:
         if str(value.value) not in ("auto", "all"):
             message = f"`--n-gpu-layers` expects a number, auto or all, got `{value.value}`"
-            dep.problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))
+            dep.problems.append(
+                InputProblem(codes.INVALID_SETTING, value.span, message, Severity.ERROR)
+            )
 
 
 SPEC = EngineSpec(

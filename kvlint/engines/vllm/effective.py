@@ -86,7 +86,8 @@ class VllmSettled(Settled):
     def fraction(self) -> float:
         """``gpu_memory_utilization`` as set or defaulted (also when kv_cache_memory_bytes
         replaces it: the free-memory check at start still compares with it)."""
-        return self.memory_fraction.value if self.memory_fraction is not None else 0.9
+        assert self.memory_fraction is not None  # vLLM's settle step always fills it in
+        return self.memory_fraction.value
 
     @property
     def seqs(self) -> int:
