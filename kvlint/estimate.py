@@ -82,6 +82,9 @@ class EngineEstimate:
     block_size: int | None = None
     kv_cache_tokens: int | None = None  # "GPU KV cache size: N tokens"
     max_concurrency: float | None = None  # "Maximum concurrency for L tokens per request: Xx"
+    # Sequences of max_model_len the scheduler admits at once, as the engine counts them
+    # (vLLM: its blocks less the null block); None: the whole part of max_concurrency.
+    admitted: int | None = None
     fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
     needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
@@ -102,28 +105,10 @@ class EngineEstimate:
     @property
     def admitted_sequences(self) -> int:
         """Sequences of ``max_model_len`` tokens the engine holds at once (0 when it would
-        refuse to start): the most a concurrency cap can usefully be.
-
-        vLLM prints ``num_blocks / blocks_per_request`` as its "Maximum concurrency", but block 0
-        of the pool is the null block the scheduler never hands out (vllm/v1/core/block_pool.py),
-        so the scheduler's count is ``(num_blocks - 1) // blocks_per_request``: one fewer than
-        the printed figure at an exact multiple. Without the per-request blocks, the current
-        line's ``int(concurrency x max_model_len)`` tokens give the whole part of the unrounded
-        figure; otherwise the printed (2-decimal) figure's whole part.
-        """
+        refuse to start): the most a concurrency cap can usefully be. The engine's own count
+        when its accounting gives one (``admitted``), else the whole part of the concurrency."""
         if self.fits is False or not self.max_concurrency or self.max_concurrency <= 0:
             return 0
-        if self.engine == "vllm" and self.num_blocks and self.blocks_per_request:
-            return max(0, (self.num_blocks - 1) // self.blocks_per_request)
-        if self.engine == "vllm" and self.kv_cache_tokens and self._tokens_from_concurrency():
-            return self.kv_cache_tokens // max(1, self.max_model_len)
+        if self.admitted is not None:
+            return self.admitted
         return max(0, math.floor(self.max_concurrency + 1e-9))
-
-    def _tokens_from_concurrency(self) -> bool:
-        """True when the logged tokens are ``int(max_concurrency x max_model_len)`` (vLLM's
-        merged capacity line; earlier releases log ``num_blocks // groups x block_size``)."""
-        from kvlint.engines.vllm.defaults import VLLM_MERGED_CAPACITY_LINE_SINCE
-        from kvlint.versions import parse_version
-
-        version = parse_version(self.version)
-        return version is not None and version >= VLLM_MERGED_CAPACITY_LINE_SINCE

@@ -48,22 +48,11 @@ if TYPE_CHECKING:
     from kvlint.estimate import EngineEstimate
     from kvlint.model.resolve import ResolvedModel
     from kvlint.model.spec import ModelSpec
+    from kvlint.registry import PluginError
     from kvlint.registry import Registry
     from kvlint.rule import Rule
     from kvlint.settled import Settled
     from kvlint.sizing import Sizing
-
-
-@dataclass(frozen=True)
-class PluginError:
-    """A rule plugin that could not be loaded, or a rule class the registry refused."""
-
-    package: str  # the distribution that declared the entry point ("kvlint-plugin-example")
-    entry_point: str  # "acme = kvlint_plugin_example"
-    message: str
-
-    def __str__(self) -> str:
-        return f"plugin {self.package!r} ({self.entry_point}): {self.message}"
 
 
 @dataclass(frozen=True)

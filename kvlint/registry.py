@@ -19,7 +19,6 @@ from kvlint.entry_points import site_directories
 from kvlint.finding import Severity
 from kvlint.isolation import PluginFailure
 from kvlint.isolation import call
-from kvlint.linter import PluginError
 from kvlint.options import is_pydantic_model
 from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
@@ -30,6 +29,18 @@ GROUP = "kvlint.rules"
 BUILTIN_PACKAGE = DISTRIBUTION
 CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the same way
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class PluginError:
+    """A rule plugin that could not be loaded, or a rule class the registry refused."""
+
+    package: str  # the distribution that declared the entry point ("kvlint-plugin-example")
+    entry_point: str  # "acme = kvlint_plugin_example"
+    message: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.package!r} ({self.entry_point}): {self.message}"
 
 
 class Source(NamedTuple):

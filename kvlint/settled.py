@@ -15,13 +15,21 @@ from dataclasses import field
 from typing import Any
 from typing import NamedTuple
 
-from kvlint.arith.dtypes import CacheTypes
-from kvlint.arith.parallel import ParallelRules
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Span
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheTypes
+
+
+class ParallelRules(NamedTuple):
+    """How an engine splits a model across GPUs."""
+
+    engine: str  # as messages name it
+    tensor: bool = True  # shards attention heads across GPUs
+    pipeline: bool = True  # splits layers into stages
+    replicates_kv_heads: bool = True  # past the KV heads each GPU holds a copy of one
 
 
 class EngineFacts(NamedTuple):

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from kvlint.arith.dtypes import CacheDtype
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.dtypes import cache_dtype
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import layer_token_bytes
@@ -24,6 +22,8 @@ from kvlint.deployment import Sourced
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
+from kvlint.storage import CacheDtype
+from kvlint.storage import CacheTypes
 
 # Weight formats by the bits a weight takes. None of them is a cache dtype in any engine.
 _WEIGHT_BITS = (

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.dtypes import cache_types
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheTypes
 
 
 def layer_token_bytes(layer: LayerSpec, types: CacheTypes, kv_heads: int | None = None) -> int:

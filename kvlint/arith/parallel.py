@@ -10,19 +10,10 @@ devices, ``--split-mode layer``, a pipeline split as far as the cache is concern
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
-
-
-class ParallelRules(NamedTuple):
-    """How an engine splits a model across GPUs."""
-
-    engine: str  # as messages name it
-    tensor: bool = True  # shards attention heads across GPUs
-    pipeline: bool = True  # splits layers into stages
-    replicates_kv_heads: bool = True  # past the KV heads each GPU holds a copy of one
+from kvlint.settled import ParallelRules
 
 
 @dataclass(frozen=True, order=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.dtypes import UnknownCacheDtype
 from kvlint.arith.dtypes import UnsizedCacheDtype
 from kvlint.arith.dtypes import cache_types
@@ -17,6 +16,7 @@ from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Settled
+from kvlint.storage import CacheTypes
 
 
 def switch(sourced: Sourced[Any] | None) -> bool:

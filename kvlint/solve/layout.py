@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kvlint.arith.parallel import Layout
-from kvlint.arith.parallel import ParallelRules
 from kvlint.arith.parallel import kv_heads_per_gpu
 from kvlint.arith.parallel import pp_problem
 from kvlint.arith.parallel import valid_tps
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import ParallelRules
 
 
 def pipeline_tp(spec: ModelSpec, rules: ParallelRules, max_tp: int) -> int:

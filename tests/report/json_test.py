@@ -18,8 +18,8 @@ from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.linter import DeploymentResult
 from kvlint.linter import LintResult
-from kvlint.linter import PluginError
 from kvlint.linter import summarise
+from kvlint.registry import PluginError
 from kvlint.report.json import JsonReporter
 from kvlint.sizing import Sizing
 from testing.builders import deployment

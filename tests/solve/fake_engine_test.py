@@ -73,21 +73,11 @@ def on_test_gpu(spec: ModelSpec, **fields: object) -> Settled:
     return settled("vllm", spec=spec, gpu=GPU, **fields)
 
 
-def test_admitted_holds_back_the_null_block() -> None:
-    exact = EngineEstimate(
-        "vllm", "x", 1600, num_blocks=300, blocks_per_request=100, max_concurrency=3.0
-    )
-    assert admitted(exact) == 2  # 299 usable blocks, 100 per request
-    more = EngineEstimate(
-        "vllm", "x", 1600, num_blocks=301, blocks_per_request=100, max_concurrency=3.01
-    )
-    assert admitted(more) == 3
-    # Without the per-request blocks: the current line's int(concurrency x max_model_len)
-    # tokens carry the unrounded figure (2.9996x prints as 3.00x).
-    rounded = EngineEstimate(
-        "vllm", "0.33.0", 1600, num_blocks=29996, max_concurrency=3.0, kv_cache_tokens=4799
-    )
-    assert admitted(rounded) == 2
+def test_admitted_is_the_engines_own_count_else_the_concurrency() -> None:
+    # The engine's accounting counts what its scheduler admits (vLLM: its blocks less the null
+    # block, tests/engines/vllm/accounting_test.py); without a count, the whole concurrency.
+    counted = EngineEstimate("vllm", "x", 1600, admitted=2, max_concurrency=3.0)
+    assert admitted(counted) == 2
     assert admitted(EngineEstimate("sglang", "x", 1600, max_concurrency=3.0)) == 3
     assert admitted(EngineEstimate("vllm", "x", 1600, fits=False, max_concurrency=3.0)) == 0
 

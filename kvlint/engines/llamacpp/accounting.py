@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import replace
 
-from kvlint.arith.dtypes import CacheDtype
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import weight_breakdown
 from kvlint.engines.common import ceil_div
@@ -27,6 +25,8 @@ from kvlint.gpus import GpuSpec
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheDtype
+from kvlint.storage import CacheTypes
 from kvlint.units import GiB
 from kvlint.units import MiB
 

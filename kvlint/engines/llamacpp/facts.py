@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.arith.parallel import ParallelRules
 from kvlint.settled import EngineFacts
+from kvlint.settled import ParallelRules
 
 # common/arg.cpp kv_cache_types
 CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")

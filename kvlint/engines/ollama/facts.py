@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.arith.parallel import ParallelRules
 from kvlint.settled import EngineFacts
+from kvlint.settled import ParallelRules
 
 # OLLAMA_KV_CACHE_TYPE (envconfig): the llama.cpp types Ollama passes through.
 KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")

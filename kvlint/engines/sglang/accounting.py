@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
@@ -26,6 +25,7 @@ from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
+from kvlint.storage import CacheTypes
 from kvlint.units import GiB
 
 # CUDA context, NCCL and cuBLAS before the weights load ("pre_model_load_memory" is the free

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.arith.parallel import ParallelRules
 from kvlint.settled import EngineFacts
+from kvlint.settled import ParallelRules
 
 # sglang/srt/arg_groups/fields/model.py (0.5.23); older releases accepted fp8_e5m2/fp8_e4m3 only.
 KV_CACHE_DTYPES = (

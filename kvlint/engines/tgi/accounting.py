@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import weight_bytes_per_gpu
@@ -26,6 +25,7 @@ from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheTypes
 from kvlint.units import GiB
 
 # CUDA context, NCCL and cuBLAS workspaces outside the torch allocator.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.arith.parallel import ParallelRules
 from kvlint.settled import EngineFacts
+from kvlint.settled import ParallelRules
 
 KV_CACHE_DTYPES = ("fp8_e4m3fn", "fp8_e5m2")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
@@ -37,6 +36,7 @@ from kvlint.estimate import PoolCause
 from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheTypes
 from kvlint.units import GiB
 from kvlint.versions import version_label
 
@@ -371,6 +371,11 @@ def estimate(s: VllmSettled) -> EngineEstimate:
         blocks_per_request=per_request,
         kv_cache_tokens=max(0, tokens),
         max_concurrency=round(concurrency, 2),
+        # vLLM prints num_blocks / blocks_per_request as its "Maximum concurrency", but block 0
+        # of the pool is the null block the scheduler never hands out (vllm/v1/core/
+        # block_pool.py): the scheduler holds (num_blocks - 1) // blocks_per_request, one fewer
+        # than the printed figure at an exact multiple.
+        admitted=max(0, (num_blocks - 1) // per_request) if per_request else 0,
         fits=fits,
         needed_bytes_one_sequence=needed,
         estimated_max_model_len=estimated_len,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlint.arith.parallel import ParallelRules
 from kvlint.settled import EngineFacts
+from kvlint.settled import ParallelRules
 
 # vllm/config/cache.py CacheDType (research/engines.md 1f): 0.11.0's, and 0.33.0's superset.
 KV_CACHE_DTYPES_0_11 = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
-from kvlint.arith.dtypes import CacheTypes
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
+from kvlint.storage import CacheTypes
 
 # fp8_ds_mla stores 656 bytes per token and nvfp4_ds_mla 352 (mla_attention.py).
 _MLA_STATE_BYTES = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}

@@ -320,3 +320,12 @@ def test_cpu_offload_moves_weights_off_the_gpu() -> None:
     assert plain.weights_bytes is not None and offloaded.weights_bytes is not None
     assert plain.weights_bytes - offloaded.weights_bytes == 4 * GiB
     assert offloaded.available_kv_bytes - plain.available_kv_bytes == 4 * GiB  # type: ignore[operator]
+
+
+def test_admitted_holds_back_the_null_block() -> None:
+    # 20,480 blocks of 16 tokens (40 GiB at 128 KiB a token); one 8,192-token request takes
+    # 512 blocks: vLLM prints 40.00x, its scheduler holds (20,480 - 1) // 512 = 39.
+    dep = deployment(max_model_len=8192, kv_cache_memory_bytes=40 * GiB)
+    est = estimate(dep, dense(), None)
+    assert (est.num_blocks, est.blocks_per_request, est.max_concurrency) == (20480, 512, 40.0)
+    assert est.admitted_sequences == 39
