@@ -203,6 +203,9 @@ def _settled(args: argparse.Namespace, job: _Job, spec: ModelSpec, gpu: GpuSpec)
         raise KvlintError(f"{job.label}: kvlint does not size {job.dep.engine.value}")
     if not overrides and args.engine is None:
         return settled
+    if args.engine is not None and args.engine != settled.engine and args.engine_version is None:
+        # The release a file names is its own engine's: SGLang's 0.5.2 is no vLLM release.
+        overrides["engine_version"] = None
     return revise(settled, engine=args.engine, **overrides)
 
 
