@@ -411,6 +411,16 @@ def _rule_code(
     return rule.code
 
 
+def configured_facts(
+    path: Path, *, gpu: str | None = None, engine_version: str | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """The GPU and engine versions that the nearest config of ``path`` (and the command line,
+    which wins) give deployments that name none: what ``kvlint size`` fills in as ``check``
+    does."""
+    config = load_config(find_config(path)).config
+    return gpu or config.gpu, _engine_versions(config.engine_version, engine_version)
+
+
 def _engine_versions(from_file: str | Mapping[str, str] | None, cli: str | None) -> dict[str, str]:
     versions: dict[str, str] = {}
     if isinstance(from_file, str):

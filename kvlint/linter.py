@@ -396,7 +396,7 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
     annotations: list[Directive] = []
     results: list[tuple[Deployment, Sizing | None, Any]] = []
     for index, dep in enumerate(loaded.deployments):
-        dep = _with_defaults(dep, run.settings)
+        dep = with_configured_facts(dep, run.settings.gpu, run.settings.engine_versions)
         dep, resolved = _resolve_model(run, dep, path.parent)
         sizing, dep_findings = _check_deployment(run, dep, resolved)
         dep_findings = _enabled(run, dep_findings, display)
@@ -473,14 +473,17 @@ def _unused(run: Run, directives: list[Directive], display: str) -> list[Finding
     return [run.stamp(cls, Problem(u.span, u.message)) for u in find_unused(directives, is_known)]
 
 
-def _with_defaults(dep: Deployment, settings: Settings) -> Deployment:
-    """Fill the GPU and engine version a file leaves out from the config or command line."""
+def with_configured_facts(
+    dep: Deployment, gpu: str | None, engine_versions: Mapping[str, str]
+) -> Deployment:
+    """Fill the GPU and engine version a file leaves out from the config or command line
+    (``check`` and ``size`` alike, so they size the same deployment)."""
     changes: dict[str, Any] = {}
-    if dep.gpu is None and settings.gpu:
-        changes["gpu"] = Sourced(settings.gpu, dep.span._replace(key="gpu (configured)"))
+    if dep.gpu is None and gpu:
+        changes["gpu"] = Sourced(gpu, dep.span._replace(key="gpu (configured)"))
     if dep.engine_version is None:
-        version = settings.engine_versions.get(str(dep.engine.value))
-        version = version or settings.engine_versions.get("*")
+        version = engine_versions.get(str(dep.engine.value))
+        version = version or engine_versions.get("*")
         if version:
             span = dep.span._replace(key="engine-version (configured)")
             changes["engine_version"] = Sourced(version, span)

@@ -77,6 +77,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--offline", action="store_true", help="never download a model's config.json"
     )
+    parser.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="for a deployment file: the GPU of deployments that name none (as check's --gpu)",
+    )
+    parser.add_argument(
+        "--engine-version",
+        metavar="V",
+        help="for a deployment file: the engine version when it gives none (or ENGINE=V)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -222,10 +232,14 @@ _SETTING_FIELDS = (
 
 def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     """Every deployment in ``path``, each at its own settings, with the engine's accounting."""
+    from kvlint.config import configured_facts
     from kvlint.deploy.load import load_path
     from kvlint.finding import Severity
+    from kvlint.linter import with_configured_facts
 
     loaded = load_path(path, display=args.model)
+    # The GPU and versions the file's config gives, as `kvlint check` fills them in.
+    gpu, versions = configured_facts(path, gpu=args.gpu, engine_version=args.engine_version)
     problems = [
         {
             "code": problem.code,
@@ -240,6 +254,7 @@ def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     failed = any(problem.severity is Severity.ERROR for problem in loaded.problems)
     reports: list[dict[str, Any]] = []
     for dep in loaded.deployments:
+        dep = with_configured_facts(dep, gpu, versions)
         report, error = _deployment_report(args, dep, path.parent)
         if error is not None:
             failed = True
