@@ -3,8 +3,10 @@ name search on a node label, the trailing-TAB, placeholder, size and unresolved-
 long lines, the shell-token aligner and the variable substitution on long scripts) is run at ten
 times the worst size the attack used and at a tenth of that, and the growth is compared with a
 linear path's: ten times the input may take at most ``MAX_GROWTH`` times as long (a linear path
-gives ~10, a quadratic one 100, a cubic one 1,000). A ratio, never an absolute time; the alarm is
-only a hang guard, so the old code fails instead of running for hours."""
+gives 10 to 25: a tenth of the size fits the CPU's caches, the whole does not; a quadratic one
+100, a cubic one 1,000). A ratio, never an absolute time, measured twice before it fails (the
+machine is shared); the alarm is only a hang guard, so the old code fails instead of running for
+hours."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 
 from kvlint.source.text import SourceText
 
-MAX_GROWTH = 30.0
+MAX_GROWTH = 50.0
 GUARD_S = 60  # per measurement; a hang guard, not a timed assertion
 REPEAT = 3  # the best of three: the machine is shared
 
@@ -51,8 +53,11 @@ def assert_linear(
 ) -> None:
     """``run(make(size))`` takes at most MAX_GROWTH times ``run(make(size // 10))``."""
     small, big = make(size // 10), make(size)
-    base = _best(lambda: run(small))
-    grown = _best(lambda: run(big))
+    for _ in range(2):  # a second measurement before failing: another process may have run
+        base = _best(lambda: run(small))
+        grown = _best(lambda: run(big))
+        if grown <= MAX_GROWTH * max(base, 1e-4):
+            return
     assert grown <= MAX_GROWTH * max(base, 1e-4), (
         f"{size:,}: {grown:.3f} s, {grown / max(base, 1e-9):.0f}x the time of a tenth of it "
         f"({base:.4f} s); a linear path gives ~10x"
