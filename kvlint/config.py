@@ -15,6 +15,8 @@ from typing import Literal
 
 from kvlint import options as option_models
 from kvlint import reading
+from kvlint.deployment import Sourced
+from kvlint.deployment import Workload
 from kvlint.errors import KvlintError
 from kvlint.errors import raise_all
 from kvlint.finding import Severity
@@ -22,6 +24,7 @@ from kvlint.finding import Span
 from kvlint.registry import Registry
 from kvlint.selection import PerFileIgnore
 from kvlint.selection import Selection
+from kvlint.selection import matches_pattern
 from kvlint.selection import normalise
 from kvlint.selection import why_unknown
 from kvlint.source.nodes import Mapping as NodeMapping
@@ -30,6 +33,7 @@ from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence as NodeSequence
 from kvlint.source.text import SourceText
 from kvlint.source.yaml import parse_documents
+from kvlint.units import parse_human_int
 
 YAML_NAMES = (".kvlint.yaml", ".kvlint.yml")
 PYPROJECT = "pyproject.toml"
@@ -63,6 +67,14 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(
         default_factory=dict,
         metadata=_about("Glob pattern (relative to this file) -> rules not to run on those files"),
+    )
+    workload: dict[str, dict[str, int | str]] = field(
+        default_factory=dict,
+        metadata=_about(
+            "Glob pattern (relative to this file) -> the requests those files' deployments serve, "
+            "in tokens: `prompt-tokens` and `output-tokens` of a typical request and/or "
+            "percentiles of prompt + output (`p95-tokens: 3000`); a plan's own `workload` wins"
+        ),
     )
     severity: dict[str, SeverityName] = field(
         default_factory=dict, metadata=_about("Rule code or name -> the severity to report it at")
@@ -155,6 +167,15 @@ class Settings:
     config_path: Path | None = None
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE  # gitwildmatch, relative to base_dir
     respect_gitignore: bool = True
+    # (glob pattern, the workload of the files it matches), in the file's order: the first wins
+    workloads: tuple[tuple[str, Workload], ...] = ()
+
+    def workload_for(self, path: str) -> Workload | None:
+        """The configured workload of the file at ``path`` (the first pattern matching it)."""
+        for pattern, workload in self.workloads:
+            if matches_pattern(pattern, path, self.base_dir):
+                return workload
+        return None
 
     @property
     def base_dir(self) -> Path | None:
@@ -368,6 +389,7 @@ def resolve(
             options[code] = option_models.validate(registry.rules[code].Options, raw)
         except option_models.OptionsError as exc:
             errors.extend(_config_error(loaded, one, prefix=("rules", key)) for one in _each(exc))
+    workloads = _workloads(loaded, errors)
     raise_all(errors)
     return Settings(
         selection=selection,
@@ -383,7 +405,61 @@ def resolve(
             *config.extend_exclude,
         ),
         respect_gitignore=config.respect_gitignore,
+        workloads=workloads,
     )
+
+
+def _workloads(loaded: LoadedConfig, errors: list[KvlintError]) -> tuple[tuple[str, Workload], ...]:
+    """``workload`` per pattern, each count Sourced at its key in the config file."""
+    found: list[tuple[str, Workload]] = []
+    for pattern, figures in loaded.config.workload.items():
+        prompt = output = None
+        percentiles: list[tuple[str, Sourced[int]]] = []
+        for key, raw in figures.items():
+            name = key.replace("-", "_")
+            loc = ("workload", pattern, key)
+            where = f"`workload.{pattern}.{key}`{_in_file(loaded)}"
+            match = _PERCENTILE.match(name)
+            if name not in ("prompt_tokens", "output_tokens") and match is None:
+                errors.append(
+                    KvlintError(
+                        f"{where}: not a workload figure (prompt-tokens, output-tokens, or a "
+                        "percentile such as p95-tokens)",
+                        loaded.span(loc),
+                        path=str(loaded.path),
+                    )
+                )
+                continue
+            try:
+                count = raw if isinstance(raw, int) else parse_human_int(str(raw))
+            except ValueError as exc:
+                problem = KvlintError(f"{where}: {exc}", loaded.span(loc), path=str(loaded.path))
+                errors.append(problem)
+                continue
+            if count < 1:
+                errors.append(
+                    KvlintError(
+                        f"{where}: expected a positive token count, got {raw!r}",
+                        loaded.span(loc),
+                        path=str(loaded.path),
+                    )
+                )
+                continue
+            span = loaded.span(loc) or Span(str(loaded.path), 1, 1)
+            value = Sourced(count, span._replace(key=f"workload {key} (configured)"), str(raw))
+            if name == "prompt_tokens":
+                prompt = value
+            elif name == "output_tokens":
+                output = value
+            elif match is not None:
+                percentiles.append((match.group(1), value))
+        workload = Workload(prompt, output, tuple(percentiles))
+        if workload.lengths():
+            found.append((pattern, workload))
+    return tuple(found)
+
+
+_PERCENTILE = re.compile(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
 
 
 def _in_file(loaded: LoadedConfig) -> str:

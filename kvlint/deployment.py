@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Generic
+from typing import NamedTuple
 from typing import TypeVar
 
 from kvlint.finding import InputProblem
@@ -35,6 +36,44 @@ class Claims:
     kv_pool_tokens: Sourced[int] | None = None
     kv_cache_dtype: Sourced[str] | None = None
     gpus_needed: Sourced[int] | None = None
+
+
+class RequestLength(NamedTuple):
+    """One request length a workload states: prompt and output tokens together."""
+
+    tokens: int
+    label: str  # how a message names it: "p95", "typical request"
+    detail: str  # "1,800 prompt + 200 output", or "" when stated as one figure
+    source: Sourced[int]  # the figure a file states (a percentile, or the prompt's tokens)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The requests a deployment serves, as a team states them once: a plan's ``workload`` or
+    a config's ``workload`` per path. Rules judge admission at these lengths as well as at
+    ``max_model_len`` (a batch of 2,000-token articles is not a stream of 32K prompts)."""
+
+    prompt_tokens: Sourced[int] | None = None  # a typical request's prompt
+    output_tokens: Sourced[int] | None = None  # and its output
+    # ("p95", tokens): prompt + output at that percentile of requests
+    percentiles: tuple[tuple[str, Sourced[int]], ...] = ()
+
+    def lengths(self) -> tuple[RequestLength, ...]:
+        """Every stated request length, shortest first (the typical request, then each
+        percentile); empty when the workload states none."""
+        found: list[RequestLength] = []
+        prompt, output = self.prompt_tokens, self.output_tokens
+        typical = (prompt.value if prompt else 0) + (output.value if output else 0)
+        source = prompt or output
+        if typical > 0 and source is not None:
+            detail = (
+                f"{prompt.value:,} prompt + {output.value:,} output" if prompt and output else ""
+            )
+            found.append(RequestLength(typical, "typical request", detail, source))
+        for label, value in self.percentiles:
+            if value.value > 0:
+                found.append(RequestLength(value.value, label, "", value))
+        return tuple(sorted(found, key=lambda length: length.tokens))
 
 
 @dataclass
@@ -93,6 +132,7 @@ class Deployment:
     env: dict[str, Sourced[str]] = field(default_factory=dict)
     annotations: dict[str, Sourced[str]] = field(default_factory=dict)
     claims: Claims = field(default_factory=Claims)
+    workload: Workload | None = None  # the requests it serves, when a plan or config says
     problems: list[InputProblem] = field(default_factory=list)
     unknown_flags: list[Sourced[str]] = field(default_factory=list)
     # Settings whose value the file leaves to run time (`$(MAX_LEN)`, `{{ .Values.len }}`), by

@@ -57,6 +57,14 @@ class PoolCause(NamedTuple):
     fix_title: str
 
 
+class Admission(NamedTuple):
+    """Requests of one length the engine holds at once, and what each takes (per GPU)."""
+
+    tokens: int
+    sequences: int
+    bytes_per_request: int
+
+
 @dataclass(frozen=True)
 class EngineEstimate:
     """The engine's own numbers for one deployment. Memory figures are per GPU (per rank), token
@@ -89,12 +97,22 @@ class EngineEstimate:
     needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
     first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
+    # Tokens of max_model_len requests admitted were every windowed layer paged by its window
+    # alone (the hybrid allocator on, nothing in flight ahead of the window): what the engine
+    # would hold without the causes KV305 names. None for a model without windows.
+    windowed_tokens: int | None = None
     error: str | None = None  # the engine's own error text when it would refuse
     refusal: Refusal | None = None  # why it would refuse, as data
     # A default decided the verdict and another reading of it would start (no version named,
     # and only newer releases charge the memory that tips it): what a finding says instead.
     caveat: str | None = None
     pool_cause: PoolCause | None = None  # the engine's reason windowed layers cost more
+    # What the scheduler admits at each request length the workload states, as it counts them
+    # (whole blocks of every group, the null block left out).
+    admitted_at: tuple[Admission, ...] = ()
+    # The longest max_model_len at which max_num_seqs full-length requests are admitted
+    # (KV301's second remedy); None when not computed.
+    cap_length: int | None = None
     kv_buffer_bytes: int | None = None  # llama.cpp / Ollama: the KV buffers, all devices
     # Settings the files leave unset, as the engine fills them: (Deployment field, value), e.g.
     # ("max_num_seqs", 256). kvlint.sizing.size turns them into Sourced(default=True) values.

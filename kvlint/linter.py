@@ -20,6 +20,7 @@ from kvlint import codes
 from kvlint import isolation
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.deployment import Workload
 from kvlint.errors import KvlintError
 from kvlint.errors import ModelNotResolved
 from kvlint.files import collect_files as collect_files  # re-exported: kvlint.fix uses it
@@ -396,7 +397,12 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
     annotations: list[Directive] = []
     results: list[tuple[Deployment, Sizing | None, Any]] = []
     for index, dep in enumerate(loaded.deployments):
-        dep = with_configured_facts(dep, run.settings.gpu, run.settings.engine_versions)
+        dep = with_configured_facts(
+            dep,
+            run.settings.gpu,
+            run.settings.engine_versions,
+            run.settings.workload_for(dep.path),
+        )
         dep, resolved = _resolve_model(run, dep, path.parent)
         sizing, dep_findings = _check_deployment(run, dep, resolved)
         dep_findings = _enabled(run, dep_findings, display)
@@ -474,11 +480,17 @@ def _unused(run: Run, directives: list[Directive], display: str) -> list[Finding
 
 
 def with_configured_facts(
-    dep: Deployment, gpu: str | None, engine_versions: Mapping[str, str]
+    dep: Deployment,
+    gpu: str | None,
+    engine_versions: Mapping[str, str],
+    workload: Workload | None = None,
 ) -> Deployment:
     """Fill the GPU and engine version a file leaves out from the config or command line
-    (``check`` and ``size`` alike, so they size the same deployment)."""
+    (``check`` and ``size`` alike, so they size the same deployment), and the workload the
+    config states for the file when a plan states none."""
     changes: dict[str, Any] = {}
+    if dep.workload is None and workload is not None:
+        changes["workload"] = workload
     if dep.gpu is None and gpu:
         changes["gpu"] = Sourced(gpu, dep.span._replace(key="gpu (configured)"))
     if dep.engine_version is None:

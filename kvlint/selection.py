@@ -158,14 +158,20 @@ class Selection:
         )
 
     def _matches(self, pattern: str, path: str) -> bool:
-        candidates = {PurePosixPath(Path(path).as_posix()).as_posix(), Path(path).name}
-        if self.base_dir is not None:
-            try:
-                rel = Path(path).resolve().relative_to(self.base_dir.resolve())
-                candidates.add(rel.as_posix())
-            except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
-                pass
-        return any(fnmatch.fnmatch(c, pattern) for c in candidates)
+        return matches_pattern(pattern, path, self.base_dir)
+
+
+def matches_pattern(pattern: str, path: str, base_dir: Path | None) -> bool:
+    """Whether a config's glob ``pattern`` names the file at ``path``: its path as given, its
+    name, or its path relative to the config's folder (``per-file-ignores``, ``workload``)."""
+    candidates = {PurePosixPath(Path(path).as_posix()).as_posix(), Path(path).name}
+    if base_dir is not None:
+        try:
+            rel = Path(path).resolve().relative_to(base_dir.resolve())
+            candidates.add(rel.as_posix())
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
+            pass
+    return any(fnmatch.fnmatch(c, pattern) for c in candidates)
 
 
 def build_selection(

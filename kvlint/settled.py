@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.deployment import Workload
 from kvlint.finding import Span
 from kvlint.gpus import GpuSpec
 from kvlint.model.spec import ModelSpec
@@ -198,6 +199,9 @@ class Settled:
     hf_overrides: Sourced[dict[str, Any]] | None = None  # as stated (KV101 reads head_dim)
     pool_switches: tuple[PoolSwitch, ...] = ()
     cache_note: str | None = None  # why the cache dtype was not sized, or was replaced
+    # The requests it serves, when a plan or the config states them (KV301 judges admission
+    # at their lengths; the accounting counts what it admits at each).
+    workload: Workload | None = None
     # What decided the outcome besides the files: "default max_num_seqs 256", ...
     notes: tuple[str, ...] = field(default=())
 

@@ -129,6 +129,16 @@ def format_binary(n: float, digits: int = 2) -> str:
     return _format(n, 1024, _BINARY_UNITS, digits)
 
 
+def format_bytes(n: float) -> str:
+    """Every byte figure kvlint computes, in one unit system: binary, as the engines' logs print
+    memory ("Available KV cache memory: 26.39 GiB"); three significant digits below 10 of a
+    unit, one decimal above ('1.07 GiB', '41.2 GiB', '320 KiB')."""
+    value = abs(float(n))
+    while value >= 1024:
+        value /= 1024
+    return format_binary(n, 2 if value < 10 else 1)
+
+
 def format_decimal(n: float, digits: int = 2) -> str:
     """2684354560 -> '2.68 GB' (decimal units, as the seeds quote GB per sequence)."""
     return _format(n, 1000, _DECIMAL_UNITS, digits)

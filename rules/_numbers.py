@@ -12,8 +12,10 @@ from kvlint.finding import Fix
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Settled
 from kvlint.sizing import Sizing
-from kvlint.units import format_binary
+from kvlint.units import format_bytes
 from kvlint.units import format_decimal
+
+from . import _stated
 
 
 def _scaled(n: float, base: int) -> float:
@@ -24,13 +26,14 @@ def _scaled(n: float, base: int) -> float:
 
 
 def gb(n: float) -> str:
-    """Decimal units, as capacity messages quote them: '1.07 GB', '41.2 GB', '274.9 GB'."""
+    """Decimal units: only for a figure a file states in them ('5.37 GB', see ``like``); every
+    figure kvlint computes is binary (``gib``)."""
     return format_decimal(n, 2 if _scaled(n, 1000) < 10 else 1)
 
 
 def gib(n: float) -> str:
-    """Binary units, same precision: '320 KiB', '2.5 MiB', '28.5 GiB'."""
-    return format_binary(n, 2 if _scaled(n, 1024) < 10 else 1)
+    """Binary units, as the engines' logs print memory: '320 KiB', '2.5 MiB', '28.5 GiB'."""
+    return format_bytes(n)
 
 
 def gib2(n: float) -> str:
@@ -136,3 +139,33 @@ def cache_8bit(sizing: Sizing) -> str:
 def cache_setting(sizing: Sizing) -> str:
     """The cache dtype as the deployment sets it, or the engine's default spelling."""
     return str(settled(sizing).cache_dtype.value)
+
+
+def pool_bytes(sizing: Sizing) -> int | None:
+    """The KV pool of one model copy, the one figure every rule quotes: the engine's memory
+    for the cache on each GPU of the copy (tensor x pipeline parallel), or the cells an engine
+    allocates up front (llama.cpp's ``-c``) at the model's bytes per token."""
+    engine, kv = sizing.engine, sizing.kv
+    if engine is None or sizing.settled is None:
+        return None
+    if sizing.settled.facts.pool_is_cells:
+        if not engine.kv_cache_tokens or kv is None:
+            return None
+        return engine.kv_cache_tokens * _stated.per_token(kv)
+    if engine.available_kv_bytes is None:
+        return None
+    return engine.available_kv_bytes * sizing.settled.model_gpus
+
+
+def pool_text(sizing: Sizing, pool: int | None = None, tokens: int | None = None) -> str:
+    """'40 GiB (327,680 tokens)' on one GPU, '144 GiB (36 GiB per GPU x 4, 471,856 tokens)' on
+    several: the pool as every rule quotes it."""
+    pool = pool if pool is not None else pool_bytes(sizing) or 0
+    engine, gpus = sizing.engine, settled(sizing).model_gpus
+    details = []
+    per_gpu = engine.available_kv_bytes if engine is not None else None
+    if gpus > 1 and per_gpu and not settled(sizing).facts.pool_is_cells and pool == per_gpu * gpus:
+        details.append(f"{gib(per_gpu)} per GPU x {gpus}")
+    if tokens:
+        details.append(f"{count(tokens)} tokens")
+    return f"{gib(pool)} ({', '.join(details)})" if details else gib(pool)

@@ -30,17 +30,21 @@ class Options:
 
 class EnginePoolBelowFirstPrinciples(Rule):
     """## What it does
-    Checks that the engine's KV-cache pool is not far below what the memory holds. The pool
-    the engine will allocate (in tokens) is compared with what the same memory holds at first
-    principles, and a pool below half of it is reported, naming the cause (a
-    hybrid model with the hybrid manager or sliding window disabled, a full-size SWA cache,
-    an engine version that pads or ignores the window) and the setting that recovers it.
+    Checks that the engine's KV-cache pool is not far below what the memory holds. Like with
+    like: the requests of the deployment's own `max_model_len` the engine admits are compared
+    with the requests of that length the same memory holds at first principles, each keeping
+    its sliding windows and states. A pool below half of it is reported only when a cause
+    kvlint can name accounts for the gap (the hybrid manager or sliding window disabled,
+    chunked attention paged as full, the window reservation of the in-flight batch tokens, MLA
+    latents copied on every tensor-parallel rank), with the ratio and the setting that
+    recovers it.
 
     ## Why is this bad?
     The engine's number is the admission limit, so it is the one to plan on; but when it is
     far below what the hardware holds, a flag or an engine version is leaving capacity on the
     table. Gemma-style models, whose local layers keep only a window, lose most of their pool
-    when every layer is charged for every token: 720,000 tokens where 11 million fit.
+    when every layer is charged for every token, or when each request reserves a window plus a
+    whole batch of in-flight tokens in every windowed layer.
 
     ## Example
     ```yaml
@@ -88,29 +92,61 @@ class EnginePoolBelowFirstPrinciples(Rule):
     Options = Options
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        engine, spec = sizing.engine, sizing.spec
-        if engine is None or spec is None:
+        engine, spec, kv = sizing.engine, sizing.spec, sizing.kv
+        if engine is None or spec is None or kv is None or not engine.max_model_len:
             return
-        tokens, ideal = _admitted_tokens(engine), engine.first_principles_tokens
+        tokens, pool = _admitted_tokens(engine), n.pool_bytes(sizing)
+        length = engine.max_model_len
+        per_sequence = kv.per_sequence_bytes(length)
+        if not tokens or not pool or per_sequence <= 0:
+            return
+        # Like with like: what the same memory holds at first principles for requests of the
+        # deployment's own max_model_len, each keeping its windows and states.
+        ideal_sequences = pool / per_sequence
+        ideal = round(ideal_sequences * length)
         opts = self.options
         assert isinstance(opts, Options)
-        if not tokens or not ideal or tokens >= opts.ratio * ideal:
+        if tokens >= opts.ratio * ideal:
             return
         tp = n.settled(sizing).tensor_parallel_size.value
         if spec.attention_kind != "MLA" and tp > spec.num_key_value_heads:
             return  # replicated KV heads: KV304 reports that, with what it costs
-        cause, target, fix = _pool_causes.find(dep, sizing)
+        found = _pool_causes.find(dep, sizing)
+        if found.explained is None or found.explained < opts.ratio * ideal:
+            return  # no cause kvlint can name accounts for the gap: nothing to tell the user
+        if tokens >= opts.ratio * found.explained:
+            return  # the named cause costs less than the gap: it would not be the reason
+        sequences = tokens / length
         message = (
-            f"{n.engine_name(sizing)}'s pool holds {n.count(tokens)} tokens where the same memory "
-            f"holds {n.count(ideal)} at first principles ({n.ratio(ideal, tokens)} fewer): {cause}"
+            f"{n.engine_name(sizing)} admits {_seqs(sequences)} requests of {n.count(length)} "
+            f"tokens ({n.count(tokens)} tokens) where the same {n.gib(pool)} holds "
+            f"{_seqs(ideal_sequences)} at first principles ({n.gib(per_sequence)} each), "
+            f"{n.ratio(ideal, tokens)} more: {found.text}"
         )
-        numbers = (
+        numbers = [
             ("engine pool tokens", n.count(tokens)),
-            ("first-principles tokens", n.count(ideal)),
-            ("available KV memory per GPU", n.gb(engine.available_kv_bytes or 0)),
-            ("cause", cause),
-        )
-        yield Problem(target.span, message, fix, numbers)
+            ("engine requests of max_model_len", _seqs(sequences)),
+            ("first-principles requests of max_model_len", _seqs(ideal_sequences)),
+            ("first-principles tokens at max_model_len", n.count(ideal)),
+            ("first principles per request", n.gib(per_sequence)),
+            ("without the cause", f"{n.count(found.explained)} tokens"),
+            ("pool", n.pool_text(sizing, pool)),
+            ("cause", found.text),
+        ]
+        if engine.first_principles_tokens:
+            # The seeds' figure: one sequence as long as the pool, growing layers only.
+            numbers.append(
+                (
+                    "first principles, one unbounded sequence",
+                    n.count(engine.first_principles_tokens),
+                )
+            )
+        yield Problem(found.target.span, message, found.fix, tuple(numbers))
+
+
+def _seqs(value: float) -> str:
+    """'26.98', '209.65': requests to two decimals, as vLLM logs its maximum concurrency."""
+    return f"{value:,.2f}"
 
 
 def _admitted_tokens(engine: EngineEstimate) -> int | None:

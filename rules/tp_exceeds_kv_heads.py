@@ -104,16 +104,17 @@ class TpExceedsKvHeads(Rule):
         message = (
             f"{label} {tp} is above the {kv_heads} KV heads of {model}: each KV head is stored "
             f"on {tp // kv_heads} GPUs, so the cache per GPU stops shrinking at "
-            f"{n.gb(per_gpu)} per token; a {length}-token sequence takes {n.gb(stored)} over "
-            f"the {tp} GPUs instead of {n.gb(ideal)} ({n.gb(stored - ideal)} more)"
+            f"{n.gib(per_gpu)} per token; a {n.count(length)}-token sequence takes "
+            f"{n.gib(stored)} over the {tp} GPUs instead of {n.gib(ideal)} "
+            f"({n.gib(stored - ideal)} more)"
         )
         numbers = (
             ("tensor parallel size", str(tp)),
             ("KV heads", str(kv_heads)),
             ("copies of each KV head", str(tp // kv_heads)),
-            ("cache per GPU per token", n.gb(per_gpu)),
-            ("one sequence, stored", n.gb(stored)),
-            ("one sequence, without replication", n.gb(ideal)),
+            ("cache per GPU per token", n.gib(per_gpu)),
+            ("one sequence, stored", n.gib(stored)),
+            ("one sequence, without replication", n.gib(ideal)),
         )
         title = f"Lower {label} to {kv_heads} and use pipeline or data parallelism for the rest"
         yield Problem(value.span, message, n.fix(title, value, str(kv_heads)), numbers)

@@ -90,27 +90,27 @@ class WeightsExceedGpuMemory(Rule):
         tp = settled.tensor_parallel_size.value
         other = 0 if alone else max(0, round(budget) - weights - (available or 0))
         where = (
-            f"{n.gb(weights)} per GPU ({n.model_name(spec)}, "
+            f"{n.gib(weights)} per GPU ({n.model_name(spec)}, "
             f"{n.name(sizing, 'tensor_parallel_size')} {tp})"
         )
         limit = (
             f"{n.name(sizing, 'memory_fraction')} {fraction:g} of the {gpu.display} "
-            f"({n.gb(budget)})"
+            f"({n.gib(budget)})"
         )
         if alone:
             message = f"the weights need {where}, more than {limit}: loading runs out of memory"
         else:
             message = (
-                f"the weights take {where} and activations and runtime {n.gb(other)} more, "
+                f"the weights take {where} and activations and runtime {n.gib(other)} more, "
                 f"together over {limit}: "
                 f'no memory is left for the KV cache ("No available memory for the cache blocks")'
             )
         numbers = (
-            ("weights per GPU", n.gb(weights)),
-            ("activations and overheads", n.gb(other)),
-            ("GPU memory", n.gb(total)),
+            ("weights per GPU", n.gib(weights)),
+            ("activations and overheads", n.gib(other)),
+            ("GPU memory", n.gib(total)),
             ("memory fraction", f"{fraction:g}"),
-            ("budget", n.gb(budget)),
+            ("budget", n.gib(budget)),
         )
         # The smallest tensor parallelism the model allows that leaves a tenth of the budget.
         total_weights = weights * tp
@@ -174,10 +174,10 @@ class WeightsExceedGpuMemory(Rule):
         # Layers that fit with their share of the KV buffer, leaving a tenth for compute buffers.
         fits = max(0, int(spec.num_layers * 0.9 * total / (weights + cache)))
         message = (
-            f"the weights need {n.gb(weights)} ({n.model_name(spec)}) and "
+            f"the weights need {n.gib(weights)} ({n.model_name(spec)}) and "
             f"{n.name(sizing, 'n_gpu_layers')} {ngl.value} puts every layer on the {gpu.display} "
-            f"({n.gb(total)}): loading runs out of memory"
+            f"({n.gib(total)}): loading runs out of memory"
         )
-        numbers = (("weights", n.gb(weights)), ("KV buffer", n.gb(cache)), ("GPU", n.gb(total)))
+        numbers = (("weights", n.gib(weights)), ("KV buffer", n.gib(cache)), ("GPU", n.gib(total)))
         title = f"Lower {n.name(sizing, 'n_gpu_layers')} to {fits} (the rest run on the CPU)"
         yield Problem(ngl.span, message, n.fix(title, ngl, str(fits)), numbers)

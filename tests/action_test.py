@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
+from kvlint.units import format_bytes
 from testing.cli import run_cli
 from testing.shared import SARIF_SCHEMA
 from testing.shared import shared_file
@@ -330,8 +331,8 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
         rf"admits {engine['max_concurrency']:.2f}\.",
         chart.group(2),
     ), chart.group(2)
-    pool_gb = engine["available_kv_bytes"] / 1e9  # one GPU holds the model
-    assert f"KV pool {pool_gb:.2f} GB." in summary
+    # one GPU holds the model
+    assert f"KV pool {format_bytes(engine['available_kv_bytes'])}." in summary
 
 
 def test_globs_in_paths_are_expanded(project: Path, tmp_path: Path) -> None:

@@ -86,8 +86,8 @@ def test_unknown_key_in_yaml_has_its_position(tmp_path: Path) -> None:
         load_config(path)
     assert str(info.value) == (
         f"{path}:3:1: unknown key `ignroe` in the kvlint config (known keys: select, ignore, "
-        "extend-select, per-file-ignores, severity, rules, engine-version, gpu, fail-on, exclude, "
-        "extend-exclude, respect-gitignore)"
+        "extend-select, per-file-ignores, workload, severity, rules, engine-version, gpu, "
+        "fail-on, exclude, extend-exclude, respect-gitignore)"
     )
 
 
@@ -224,3 +224,35 @@ def test_the_schemastore_entry_names_the_published_schema() -> None:
     assert entry["url"] == SCHEMA_ID == config_schema()["$id"]
     assert tuple(entry["fileMatch"]) == YAML_NAMES
     assert SCHEMA_ID.endswith("/main/schemas/config.schema.json")
+
+
+def test_workload_per_path(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".kvlint.yaml",
+        "workload:\n  'batch/*.yaml': {prompt-tokens: 1800, output_tokens: 200, p95-tokens: 3k}\n"
+        "  'online/*': {p99-tokens: 16384}\n",
+    )
+    settings = resolve(load_config(path), default_registry())
+    batch = settings.workload_for(str(tmp_path / "batch" / "a.yaml"))
+    assert batch is not None
+    assert [(w.label, w.tokens, w.detail) for w in batch.lengths()] == [
+        ("typical request", 2000, "1,800 prompt + 200 output"),
+        ("p95", 3000, ""),
+    ]
+    assert batch.lengths()[0].source.span.line == 2
+    online = settings.workload_for(str(tmp_path / "online" / "b.yaml"))
+    assert online is not None and [w.tokens for w in online.lengths()] == [16384]
+    assert settings.workload_for(str(tmp_path / "other.yaml")) is None
+
+
+def test_workload_figures_are_checked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".kvlint.yaml",
+        "workload:\n  'a/*': {prompt-tokens: lots, median-tokens: 100, output-tokens: 0}\n",
+    )
+    with pytest.raises(KvlintError) as info:
+        resolve(load_config(path), default_registry())
+    text = str(info.value)
+    assert "`workload.a/*.prompt-tokens` of the kvlint config: expected an integer" in text
+    assert "`workload.a/*.median-tokens` of the kvlint config: not a workload figure" in text
+    assert "`workload.a/*.output-tokens` of the kvlint config: expected a positive" in text

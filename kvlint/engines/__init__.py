@@ -9,6 +9,7 @@ engine means adding one folder and one line here.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -97,7 +98,11 @@ def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> Settled | N
     name = canonical(str(dep.engine.value))
     if name not in HOMES:
         return None
-    return home(name).settle(dep, spec, gpu)
+    settled = home(name).settle(dep, spec, gpu)
+    if dep.workload is not None:
+        # The requests it serves are the same whatever the engine: set here, not in each home.
+        settled = dataclasses.replace(settled, workload=dep.workload)
+    return settled
 
 
 class _Keep:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
-from kvlint.units import format_binary
-from kvlint.units import format_decimal
+from kvlint.units import format_bytes
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult
@@ -41,14 +40,14 @@ class Figures(NamedTuple):
         return self.available_kv_bytes * self.model_gpus
 
     def pool_text(self) -> str | None:
-        """``59.29 GB`` on one GPU, ``94.32 GB (23.58 GB per GPU x 4)`` on several."""
+        """``55.2 GiB`` on one GPU, ``87.8 GiB (22 GiB per GPU x 4)`` on several."""
         pool = self.pool_bytes
         if pool is None or self.available_kv_bytes is None:
             return None
         if self.model_gpus == 1:
-            return format_decimal(pool)
-        per_gpu = format_decimal(self.available_kv_bytes)
-        return f"{format_decimal(pool)} ({per_gpu} per GPU x {self.model_gpus})"
+            return format_bytes(pool)
+        per_gpu = format_bytes(self.available_kv_bytes)
+        return f"{format_bytes(pool)} ({per_gpu} per GPU x {self.model_gpus})"
 
 
 def deployment_figures(result: DeploymentResult) -> Figures:
@@ -124,16 +123,16 @@ def admitted_text(fig: Figures) -> str:
 
 def number_rows(fig: Figures) -> list[tuple[str, str]]:
     """The four numbers behind a capacity finding, formatted; unknown ones left out. Units as
-    `kvlint size` and the rules print them: binary per token (128 KiB, the figure every model
-    card quotes), decimal per sequence and pool (the seeds' GB)."""
+    `kvlint size` and the rules print them: binary throughout (128 KiB per token, GiB per
+    sequence and pool), as the engines' logs print memory."""
     rows: list[tuple[str, str]] = []
     if fig.per_token_bytes is not None:
-        rows.append(("KV per token", format_binary(fig.per_token_bytes)))
+        rows.append(("KV per token", format_bytes(fig.per_token_bytes)))
     if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
         rows.append(
             (
                 "KV per sequence",
-                f"{format_decimal(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens",
+                f"{format_bytes(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens",
             )
         )
     if fig.pool_tokens is not None:

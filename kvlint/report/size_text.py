@@ -62,8 +62,7 @@ def print_model(report: dict[str, Any]) -> None:
     """One model's report: the title, its layer kinds, the table, then the fixed part and notes."""
     from rich.table import Table
 
-    from kvlint.units import format_binary
-    from kvlint.units import format_decimal
+    from kvlint.units import format_bytes
 
     console = _console()
     title = f"{_t(report['model'])}: KV cache in {_t(report['kv_cache_dtype'])}"
@@ -84,42 +83,41 @@ def print_model(report: dict[str, Any]) -> None:
     table.add_row(
         "per token",
         "1",
-        f"{format_binary(per_token)}",
+        f"{format_bytes(per_token)}",
         f"{per_token:,}",
-        format_binary(cancelled),
+        format_bytes(cancelled),
     )
     for tokens, value in report["per_sequence_at"].items():
         n = int(tokens)
         table.add_row(
             "per sequence",
             f"{n:,}",
-            format_decimal(value),
+            format_bytes(value),
             f"{value:,}",
-            format_decimal(cancelled * n),
+            format_bytes(cancelled * n),
         )
     ctx = report["context"]
     label = f"at {_t(report['context_from'])}"
     table.add_row(
         label,
         f"{ctx:,}",
-        format_decimal(report["per_sequence_bytes"]),
+        format_bytes(report["per_sequence_bytes"]),
         f"{report['per_sequence_bytes']:,}",
-        format_decimal(report["cancelled_per_sequence_bytes"]),
+        format_bytes(report["cancelled_per_sequence_bytes"]),
     )
     if report["batch"] > 1:
         table.add_row(
             f"x {report['batch']} sequences",
             f"{ctx * report['batch']:,}",
-            format_decimal(report["total_bytes"]),
+            format_bytes(report["total_bytes"]),
             f"{report['total_bytes']:,}",
-            format_decimal(report["cancelled_per_sequence_bytes"] * report["batch"]),
+            format_bytes(report["cancelled_per_sequence_bytes"] * report["batch"]),
         )
     console.print(table)
     fixed = report["bounded_bytes"] + report["state_bytes"]
     if fixed:
         console.print(
-            f"fixed per sequence at {ctx:,} tokens (windows, chunks, states): "
-            f"{format_decimal(fixed)}"
+            f"fixed per sequence at {ctx:,} tokens (windows, chunks, states): {format_bytes(fixed)}"
         )
     ratio = report["ratio"]
     if ratio is not None:
@@ -170,11 +168,11 @@ def print_deployment(report: dict[str, Any]) -> None:
 
 
 def _engine_line(engine: dict[str, Any]) -> str:
-    from kvlint.units import format_binary
+    from kvlint.units import format_bytes
 
     parts = [f"{engine['engine']} {engine['version']} accounting"]
     if engine.get("available_kv_bytes") is not None:
-        parts.append(f"KV pool {format_binary(engine['available_kv_bytes'])} per GPU")
+        parts.append(f"KV pool {format_bytes(engine['available_kv_bytes'])} per GPU")
     if engine.get("kv_cache_tokens") is not None:
         parts.append(f"{engine['kv_cache_tokens']:,} tokens")
     if engine.get("max_concurrency") is not None:

@@ -20,8 +20,7 @@ from kvlint.report.figures import deployment_figures
 from kvlint.report.figures import longest_context_for
 from kvlint.report.figures import scope_text
 from kvlint.report.github import annotation_path
-from kvlint.units import format_binary
-from kvlint.units import format_decimal
+from kvlint.units import format_bytes
 
 if TYPE_CHECKING:
     from kvlint.linter import DeploymentResult
@@ -169,10 +168,10 @@ def deployment_section(result: DeploymentResult) -> str:
     if fig.fits is False:
         numbers.append("The engine refuses to start: not one `max_model_len` sequence fits")
     if fig.per_token_bytes is not None:
-        numbers.append(f"KV per token {format_binary(fig.per_token_bytes)}")
+        numbers.append(f"KV per token {format_bytes(fig.per_token_bytes)}")
     if fig.per_sequence_bytes is not None and fig.max_model_len is not None:
         numbers.append(
-            f"per sequence {format_decimal(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
+            f"per sequence {format_bytes(fig.per_sequence_bytes)} at {fig.max_model_len:,} tokens"
         )
     pool = fig.pool_text()
     if pool is not None:

@@ -11,8 +11,7 @@ from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
 from kvlint.solve.plan import Plan
 from kvlint.solve.plot import render_text
-from kvlint.units import format_binary
-from kvlint.units import format_decimal
+from kvlint.units import format_bytes
 
 # -- JSON -----------------------------------------------------------------------------------
 
@@ -134,7 +133,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 
 
 def _bytes(n: int | None) -> str:
-    return "-" if n is None else format_binary(n)
+    return "-" if n is None else format_bytes(n)
 
 
 def _pool(n: int | None) -> str:
@@ -176,8 +175,8 @@ def render_plan(plan: Plan) -> list[Any]:
     if plan.kv_per_token is not None and plan.kv_per_sequence is not None:
         answers.add_row(
             "KV per token / per sequence / for the target (first principles, whole model)",
-            f"{_bytes(plan.kv_per_token)} / {format_decimal(plan.kv_per_sequence)} / "
-            f"{format_decimal(plan.kv_per_sequence * plan.concurrency)}",
+            f"{_bytes(plan.kv_per_token)} / {format_bytes(plan.kv_per_sequence)} / "
+            f"{format_bytes(plan.kv_per_sequence * plan.concurrency)}",
         )
     answers.add_row(
         f"max_num_seqs at max_model_len {plan.context:,} on {plan.layout.label} "

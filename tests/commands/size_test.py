@@ -75,7 +75,10 @@ def test_the_acceptance_command_works_offline_from_the_catalog(
 ) -> None:
     result = run_cli(["size", "meta-llama/Llama-3.1-70B-Instruct", "--context", "128k"], capsys)
     assert result.code == 0, result.err
-    for text in ("320 KiB", "327,680", "2.62 GB", "10.49 GB", "41.94 GB", "2.5 MiB", "8x"):
+    # The seed's reference figures exactly, in bytes (2.62 / 10.49 / 41.94 GB, decimal as the
+    # seed quotes them); the sizes beside them are binary, as every kvlint figure.
+    figures = ("320 KiB", "327,680", "2,621,440,000", "10,485,760,000", "41,943,040,000")
+    for text in (*figures, "2.44 GiB", "9.77 GiB", "39.1 GiB", "2.5 MiB", "8x"):
         assert text in result.out, text
 
 

@@ -29,7 +29,7 @@ SECTION = """\
 | --- | --- | --- | ---: | ---: | ---: | ---: |
 {row}
 
-KV per token 128 KiB; per sequence 4.29 GB at 32,768 tokens; KV pool 64.42 GB.
+KV per token 128 KiB; per sequence 4 GiB at 32,768 tokens; KV pool 60 GiB.
 
 <details><summary>Sequences admitted by context length</summary>
 
@@ -72,14 +72,14 @@ def test_summary_with_a_finding() -> None:
 
 
 def test_the_pool_of_a_tensor_parallel_deployment_spans_its_gpus() -> None:
-    # Two GPUs each with 60 GiB of KV memory: one model copy has 120 GiB (128.85 GB).
+    # Two GPUs each with 60 GiB of KV memory: one model copy has 120 GiB.
     one = result()
     tp2 = replace(
         one,
         deployment=replace(one.deployment, tensor_parallel_size=Sourced(2, one.deployment.span)),
     )
     out = render_summary([tp2], [], summary({}))
-    assert "KV pool 128.85 GB (64.42 GB per GPU x 2)." in out
+    assert "KV pool 120 GiB (60 GiB per GPU x 2)." in out
 
 
 def test_without_a_gpu_the_table_says_so_and_the_chart_has_no_pool() -> None:

@@ -28,7 +28,7 @@ def test_hybrid_manager_disabled_names_the_switch() -> None:
         "the hybrid KV cache manager is disabled, so the 52 sliding-window layers get blocks for "
         "every token (`disable_hybrid_kv_cache_manager`)"
     )
-    assert f"holds {engine.kv_cache_tokens:,} tokens" in p.message
+    assert f"requests of 32,768 tokens ({engine.kv_cache_tokens:,} tokens)" in p.message
     assert p.fix is not None and p.fix.edits[0].replacement == "false"
 
 

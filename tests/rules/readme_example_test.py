@@ -39,11 +39,11 @@ def test_readme_example(
         "the plan assumes `kv_cache_dtype` `int4`, the weights' precision (AWQ 4-bit), but "
         "`kv_cache_dtype` is `auto`: the cache stays float16, 320 KiB per token, not 80 KiB (4x)"
     )
-    # 128 KiB x 32768 = 4.29 GB per sequence; x 512 = 2.2 TB. The pool is vLLM 0.11's on one
+    # 128 KiB x 32768 = 4 GiB per sequence; x 512 = 2 TiB. The pool is vLLM 0.11's on one
     # H100 (kvlint's estimate of the profiled memory, so only its shape is pinned here).
     assert kv301.startswith(
-        "`max_num_seqs` 512 needs 2.2 TB of KV cache at `max_model_len` 32768 (4.29 GB per "
-        "sequence); the pool holds "
+        "`max_num_seqs` 512 needs 2 TiB of KV cache if every request used all 32,768 tokens of "
+        "`max_model_len` (4 GiB each); the pool holds "
     )
     assert kv401 == (
         "`context` 32000 is longer than the 4096-token sliding window of Mistral-7B-v0.1: each "

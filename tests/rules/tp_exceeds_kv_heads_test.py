@@ -28,12 +28,12 @@ def test_replicated_kv_heads_cost() -> None:
     dep = deployment(gpu="H100-80GB", tensor_parallel_size=16, max_model_len=131072)
     [p] = problems(TpExceedsKvHeads, dep, L70)
     assert p.severity is None  # the rule's warning
-    # One KV head per GPU: 80 x 1 x 128 x 2 x 2 B = 40,960 B per token; x 16 GPUs x 131072
-    # tokens = 85.9 GB, against 327,680 x 131072 = 42.9 GB without replication.
+    # One KV head per GPU: 80 x 1 x 128 x 2 x 2 B = 40 KiB per token; x 16 GPUs x 131072
+    # tokens = 80 GiB, against 320 KiB x 131072 = 40 GiB without replication.
     assert p.message == (
         "`tensor_parallel_size` 16 is above the 8 KV heads of Llama-3.1-70B-Instruct: each KV "
-        "head is stored on 2 GPUs, so the cache per GPU stops shrinking at 41 kB per token; a "
-        "131072-token sequence takes 85.9 GB over the 16 GPUs instead of 42.9 GB (42.9 GB more)"
+        "head is stored on 2 GPUs, so the cache per GPU stops shrinking at 40 KiB per token; a "
+        "131,072-token sequence takes 80 GiB over the 16 GPUs instead of 40 GiB (40 GiB more)"
     )
 
 

@@ -13,11 +13,11 @@ L70 = model(LLAMA_31_70B, "meta-llama/Llama-3.1-70B-Instruct")
 
 
 def test_bf16_70b_on_one_h100() -> None:
-    # 70,553,706,496 parameters x 2 B = 141.1 GB; 0.92 x 85,029,027,840 B = 78.2 GB.
+    # 70,553,706,496 parameters x 2 B = 131.4 GiB; 0.92 x 85,029,027,840 B = 72.9 GiB.
     [p] = problems(WeightsExceedGpuMemory, deployment(gpu="H100-80GB", tensor_parallel_size=1), L70)
     assert p.message == (
-        "the weights need 141.1 GB per GPU (Llama-3.1-70B-Instruct, `tensor_parallel_size` 1), "
-        "more than `gpu_memory_utilization` 0.92 of the NVIDIA H100 80GB HBM3 (78.2 GB): loading "
+        "the weights need 131.4 GiB per GPU (Llama-3.1-70B-Instruct, `tensor_parallel_size` 1), "
+        "more than `gpu_memory_utilization` 0.92 of the NVIDIA H100 80GB HBM3 (72.9 GiB): loading "
         "runs out of memory"
     )
     assert p.fix is not None and p.fix.title == "Raise `tensor_parallel_size` to 4"
@@ -28,7 +28,7 @@ def test_weights_fit_but_activations_leave_nothing() -> None:
         gpu="H100-80GB", tensor_parallel_size=2, max_model_len=131072, memory_fraction=0.9
     )
     [p] = problems(WeightsExceedGpuMemory, dep, L70)
-    assert p.message.startswith("the weights take 70.6 GB per GPU")
+    assert p.message.startswith("the weights take 65.7 GiB per GPU")
     assert p.message.endswith(
         'no memory is left for the KV cache ("No available memory for the cache blocks")'
     )

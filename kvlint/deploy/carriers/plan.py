@@ -5,6 +5,7 @@ Validated against ``schemas/plan.schema.json``, every schema error at its line a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deployment import Claims
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.deployment import Workload
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
@@ -68,7 +70,44 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     claims = root.mapping("claims")
     if claims is not None:
         dep.claims = _claims(claims, dep.problems)
+    workload = root.mapping("workload")
+    if workload is not None:
+        dep.workload = read_workload(workload, dep.problems, "workload")
     return [dep]
+
+
+_PERCENTILE = re.compile(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
+
+
+def read_workload(node: Mapping, problems: list[InputProblem], where: str) -> Workload | None:
+    """A ``workload`` mapping (a plan's, or a config's for a path): its token counts, each a
+    KV502 at its value when it is not a positive count; None when it states no length."""
+
+    def tokens(key: str) -> Sourced[int] | None:
+        value = node.get(key)
+        if not isinstance(value, Scalar) or value.value is None or isinstance(value.value, bool):
+            return None
+        try:
+            count = parse_human_int(
+                value.value if isinstance(value.value, int) else str(value.value)
+            )
+        except ValueError as exc:
+            message = f"`{where}.{key}`: {exc}"
+            problems.append(InputProblem("KV502", value.span, message, Severity.ERROR))
+            return None
+        if not 0 < count <= INT64_MAX:
+            return None  # the schema's minimum (KV904) says so
+        return Sourced(count, value.span, value.raw)
+
+    percentiles = []
+    for key, _ in node:
+        match = _PERCENTILE.match(key.text)
+        if match is not None:
+            value = tokens(key.text)
+            if value is not None:
+                percentiles.append((match.group(1), value))
+    workload = Workload(tokens("prompt_tokens"), tokens("output_tokens"), tuple(percentiles))
+    return workload if workload.lengths() else None
 
 
 class _SchemaReported(ValueError):

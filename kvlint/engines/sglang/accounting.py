@@ -167,6 +167,17 @@ def estimate(s: SglangSettled) -> EngineEstimate:
             "refused at request time"
         )
     first = KvSize(spec, types).tokens_fitting(available * tp * pp)
+    windowed = None
+    if swa_cell:
+        # The pool with the SWA layers in their own pool of `swa_full_tokens_ratio` x the full
+        # layers' tokens: what disabling the hybrid SWA memory gives away (KV305).
+        full_only = sum(
+            _cell_bytes(layer, types, tp, s.sparse_mla)
+            for layer in stage_layers
+            if not layer.kind.bounded
+        )
+        windowed_cell = full_only + ratio * swa_cell
+        windowed = int(available // windowed_cell) // D.SGLANG_PAGE_SIZE * D.SGLANG_PAGE_SIZE
     return replace(
         base,
         gpu_total_bytes=total,
@@ -176,6 +187,7 @@ def estimate(s: SglangSettled) -> EngineEstimate:
         fits=True,
         needed_bytes_one_sequence=round(cell * context),
         first_principles_tokens=first,
+        windowed_tokens=windowed,
         notes=tuple(notes),
         defaults=tuple(filled),
     )

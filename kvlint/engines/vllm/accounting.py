@@ -31,6 +31,7 @@ from kvlint.engines.vllm.memory import overheads
 from kvlint.engines.vllm.paging import StageLayout
 from kvlint.engines.vllm.paging import paged_layer
 from kvlint.engines.vllm.paging import stage_layout
+from kvlint.estimate import Admission
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import PoolCause
 from kvlint.estimate import Refusal
@@ -48,6 +49,10 @@ SPARSE_MLA_INDEXER_BYTES = 128 + 4
 # "worker init memory snapshot" non_torch_memory, 0.51 GiB on one GPU, 1.48-2.05 with TP or PP.
 INIT_NON_TORCH = round(0.51 * GiB)
 INIT_NON_TORCH_TP = round(1.5 * GiB)
+
+# Tokens a decoding request schedules per step (one; speculative decoding aside): what a
+# request holds ahead of its window once its prompt is in.
+DECODE_TOKENS = 1
 
 
 def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[StageLayout]:
@@ -163,20 +168,44 @@ def pool_cause(s: VllmSettled) -> PoolCause | None:
             f"get blocks for every token"
         )
         return PoolCause(text, None, f"Set `{D.CHUNKED_LOCAL_ENV}=1` in the environment")
-    if s.hybrid_off_by_default == "release":
-        # The hybrid manager is off for this release (Gemma 4 before 0.21, vllm#43308).
-        release = version_label(s.numbers)
-        text = f"vLLM {release} pages {layers} as full attention, a block for every token"
-        return PoolCause(text, "version", "Upgrade vLLM")
     window = max(layer.window or 0 for layer in local)
     # vllm/v1/kv_cache_interface.py SlidingWindowSpec: each request reserves
     # cdiv(window - 1 + max_in_flight_tokens, block) + 1 blocks in every local layer.
-    text = (
-        f"vLLM reserves each request's window ({window}) plus the in-flight tokens of "
-        f"`max_num_batched_tokens` {s.batched} in each of {layers}"
+    batches = s.in_flight // max(1, s.batched)
+    ahead = (
+        f"{s.in_flight:,} in-flight tokens ({batches} batches of `max_num_batched_tokens` "
+        f"{s.batched})"
+        if batches > 1
+        else f"the in-flight tokens of `max_num_batched_tokens` {s.batched}"
     )
+    text = f"vLLM reserves each request's window ({window}) plus {ahead} in each of {layers}"
     title = f"Lower `max_num_batched_tokens` toward the {window}-token window"
     return PoolCause(text, "max_num_batched_tokens", title)
+
+
+def admitted(
+    layout: StageLayout, s: VllmSettled, num_blocks: int, length: int, in_flight: int | None = None
+) -> int:
+    """Requests of ``length`` tokens the scheduler holds at once: whole blocks of every group
+    for each, block 0 being the null block (vllm/v1/core/block_pool.py). ``in_flight`` is the
+    tokens scheduled ahead of a window (the start-up check's worst case by default)."""
+    ahead = s.in_flight if in_flight is None else in_flight
+    per_request = layout.blocks_per_request(length, ahead, s.old)
+    return max(0, (num_blocks - 1) // per_request) if per_request else 0
+
+
+def cap_length(layout: StageLayout, s: VllmSettled, num_blocks: int) -> int | None:
+    """The longest ``max_model_len`` (a multiple of the block) at which ``max_num_seqs``
+    requests of that length are admitted; None when not even one block each fits."""
+    block = max(1, layout.block_size)
+    lo, hi = 0, s.length // block
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if admitted(layout, s, num_blocks, mid * block) >= s.seqs:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * block if lo else None
 
 
 def _defaults(s: VllmSettled) -> tuple[tuple[str, object], ...]:
@@ -384,5 +413,45 @@ def estimate(s: VllmSettled) -> EngineEstimate:
         refusal=refusal,
         caveat=caveat,
         pool_cause=pool_cause(s),
+        windowed_tokens=windowed_tokens(s, types, available),
+        admitted_at=_workload_admission(layout, s, num_blocks),
+        cap_length=cap_length(layout, s, num_blocks) if fits else None,
         notes=tuple(notes),
+    )
+
+
+def windowed_tokens(s: VllmSettled, types: CacheTypes, available: list[int]) -> int | None:
+    """Tokens of full-length requests admitted were the windows kept as windows: every stage
+    paged with the hybrid allocator on, a window plus the decoding token per windowed layer."""
+    if not any(layer.kind.bounded for layer in s.spec.layers):
+        return None
+    layouts = stage_layouts(s.spec, replace(s, hybrid_kv_cache=True), types)
+    counts = []
+    for avail, layout in zip(available, layouts, strict=True):
+        if not layout.bytes_per_block:
+            continue
+        blocks = max(0, avail // layout.bytes_per_block)
+        per_request = layout.blocks_per_request(s.length, DECODE_TOKENS, s.old)
+        if per_request:
+            counts.append(blocks * s.length // per_request)
+    return min(counts) if counts else None
+
+
+def _workload_admission(
+    layout: StageLayout, s: VllmSettled, num_blocks: int
+) -> tuple[Admission, ...]:
+    """What the scheduler holds at each request length the workload states, while those
+    requests decode: every token in full-attention groups, the window and the token being
+    decoded in sliding ones (SlidingWindowManager frees the blocks the window has left; the
+    start-up check's in-flight reservation is the worst case at ``max_model_len``, not what a
+    short request holds)."""
+    if s.workload is None:
+        return ()
+    return tuple(
+        Admission(
+            length.tokens,
+            admitted(layout, s, num_blocks, length.tokens, in_flight=DECODE_TOKENS),
+            layout.needed_bytes(length.tokens, DECODE_TOKENS, s.old),
+        )
+        for length in s.workload.lengths()
     )

@@ -25,8 +25,11 @@ VLLM_CUDAGRAPH_PROFILING_SINCE = (0, 21)
 # 0.19.0 logs of the calibration set print the old figure (gemma-3-27b: 36,560 = 2285 x 16);
 # the release that first printed the new one was not traced: kvlint places it at 0.21.
 VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 21)
-# The "≥160 GiB" batch tier (B200 / B300) is absent from 0.11.0 and present in 0.33.0.
-VLLM_LARGE_TIER_SINCE = (0, 21)
+# The "≥160 GiB" batch tier (B200 / B300: 16384 batched tokens) is absent from 0.11.0 and
+# present in 0.33.0: vllm-project/vllm#51726 ("Update default `_max_num_batched_tokens` from
+# 8192 to 16384", merged 2026-08-10, after the 0.27 branch: 0.27.1 followed on 2026-08-13);
+# 0.28.0 (2026-08-26) is the first release with it, so 0.21-0.27 on a B300 batch 8192 tokens.
+VLLM_LARGE_TIER_SINCE = (0, 28)
 # The 0.11 error text says "models's"; 0.33 says "model's" (engines.md 1d).
 VLLM_MODELS_TYPO_FIXED_SINCE = (0, 21)
 # The V1 engine's GPU-size batch defaults (engines.md 1h) exist in 0.10 and 0.11; before the

@@ -38,10 +38,6 @@ from kvlint.versions import version_label
 # (vllm/config/cache.py docstring); its cache is an fp8 latent plus the indexer's keys.
 SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32"})
 
-# vLLM PR #43308: Gemma-4-31B on an A100 80GB with the same ~50 GB of KV memory held ~55k
-# tokens on 0.20.0 (all 60 layers at full length) and ~525k on 0.21.0.
-GEMMA4_HYBRID_SINCE = (0, 21)
-
 
 @dataclass(frozen=True)
 class VllmSettled(Settled):
@@ -49,7 +45,13 @@ class VllmSettled(Settled):
 
     hybrid_kv_cache: bool = True  # the hybrid allocator pages windowed layers by their window
     # Why vLLM turns the hybrid allocator off although no setting asks: "chunked" (chunked-local
-    # attention without its environment switch), "release" (Gemma 4 before 0.21), or None.
+    # attention without its environment switch), or None. Gemma 4 is paged by its windows on
+    # the 0.11 line too: the vllm/vllm-openai:gemma4 image's start-up on an H200 NVL (the
+    # huggingface.co/LargitData/gemma-4-31b-it-fp8 model card: fp8 cache, 32,768 tokens, 8192
+    # batched) logs 55.22 GiB, 120,624 tokens and 11.57x, which are 45,236 blocks of 10 layers
+    # x 16 tokens x 8 KiB, // 6 groups x 16, and 45,236 / (5 x 577 + 1024) blocks a request;
+    # every layer at full length would be 131,590 tokens and 4.02x. A ~10x jump in the logged
+    # tokens from 0.20 to 0.21 is the capacity line's new formula, not the paging.
     hybrid_off_by_default: str | None = None
     auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
     num_gpu_blocks_override: int | None = None
@@ -197,12 +199,6 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
             )
     if switch(req.disable_sliding_window):
         hybrid, off_by_default = False, None
-    if hybrid and spec.model_type.startswith("gemma4") and numbers < GEMMA4_HYBRID_SINCE:
-        hybrid, off_by_default = False, "release"
-        defaulted.append(
-            "hybrid KV cache off: before 0.21 vLLM pages Gemma 4's sliding layers as full "
-            "attention (vllm-project/vllm#43308)"
-        )
 
     allow_long = req.allow_long_max_model_len
     env_long = req.extra("VLLM_ALLOW_LONG_MAX_MODEL_LEN")

@@ -78,7 +78,7 @@ def test_schema_errors_point_at_the_key_or_value() -> None:
             "KV904",
             "p.yaml:5:1",
             "unknown key `extra` (known: claims, engine, engine_version, gpu, gpus, kvlint, "
-            "model, name, settings)",
+            "model, name, settings, workload)",
         ),
         ("KV904", "p.yaml:7:16", "`claims.concurrency`: 'lots' is not of type 'integer'"),
         (
@@ -106,3 +106,23 @@ def test_schema_is_valid_and_accepts_the_fixture() -> None:
     schema = load_schema("plan")
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["properties"]["kvlint"]["const"] == "plan/v1"
+
+
+def test_plan_workload() -> None:
+    text = (
+        "kvlint: plan/v1\nengine: vllm\nmodel: meta-llama/Llama-3.1-8B-Instruct\n"
+        "workload:\n  prompt_tokens: 1800\n  output_tokens: 200\n  p95_tokens: 3k\n"
+        "  p99.9_tokens: 12000\n"
+    )
+    (dep,) = load_text(text, display="p.yaml").deployments
+    assert dep.workload is not None
+    assert [(w.label, w.tokens) for w in dep.workload.lengths()] == [
+        ("typical request", 2000),
+        ("p95", 3000),
+        ("p99.9", 12000),
+    ]
+    bad = "kvlint: plan/v1\nengine: vllm\nmodel: m\nworkload:\n  median_tokens: 5\n"
+    result = load_text(bad, display="q.yaml")
+    assert [p.message for p in result.problems if p.code == "KV904"] == [
+        "`workload`: unknown key `median_tokens` (known: output_tokens, prompt_tokens)"
+    ]

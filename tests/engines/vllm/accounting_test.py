@@ -274,25 +274,34 @@ def test_utilization_above_the_free_memory_refuses_at_startup() -> None:
     )
 
 
-def test_gemma4_sliding_layers_paged_as_full_before_0_21() -> None:
-    # vllm-project/vllm#43308: Gemma-4-31B (50 sliding layers of 16 x 256, 10 global K = V
-    # layers of 4 x 512) on an A100 80GB, same args, ~50 GB of KV memory: "~55k tokens" on
-    # v0.20.0, "~525k" on v0.21.0 (the model's 262,144 context; the A100's 2048 batch tokens).
+def test_gemma4_windows_are_paged_as_windows_on_the_0_11_line() -> None:
+    # huggingface.co/LargitData/gemma-4-31b-it-fp8 (model card, "Observed runtime capacity"):
+    # the vllm/vllm-openai:gemma4 image on an H200 NVL, fp8 cache, max_model_len 32768, 8192
+    # batched tokens: "available KV cache memory: 55.22 GiB", "GPU KV cache size: 120,624
+    # tokens", "maximum concurrency at 32,768 tokens/request: 11.57x". Gemma 4 31B: 50 sliding
+    # layers of 16 x 256 (window 1024), 10 global K = V layers of 4 x 512 (V stored beside K).
     sliding = LayerSpec(CacheKind.SLIDING, 16, 256, 256, window=1024)
     glob = LayerSpec(CacheKind.FULL_KV_SHARED, 4, 512, 0)
     layers = tuple(glob if i % 6 == 5 else sliding for i in range(60))
     spec = with_layers(dense(), layers, model_type="gemma4", max_position_embeddings=262144)
-    settings = {"max_num_batched_tokens": 2048, "kv_cache_memory_bytes": 50 * 10**9}
-    old = estimate(deployment(engine_version="0.20.0", **settings), spec, None)
-    new = estimate(deployment(engine_version="0.21.0", **settings), spec, None)
-    # Every layer at full length, the global ones with V stored beside K: 901,120 B per token.
-    assert old.bytes_per_token == 50 * 16 * 512 * 2 + 10 * 4 * 1024 * 2
-    assert old.kv_cache_tokens == 50 * 10**9 // (16 * 901_120) * 16 == 55_472
-    # Grouped: 5 sliding groups + 1 global group (its block doubled to 32 tokens to match the
-    # page); a request takes 5 x (cdiv(1023 + 2 x 2048, 16) + 1) + 262144 / 32 blocks.
-    assert new.blocks_per_request == 5 * 321 + 8192
-    assert new.kv_cache_tokens is not None
-    assert abs(new.kv_cache_tokens - 525_000) / 525_000 < 0.05
+    dep = deployment(
+        engine_version="0.20.0",
+        kv_cache_dtype="fp8",
+        max_model_len=32768,
+        max_num_batched_tokens=8192,
+        kv_cache_memory_bytes=round(55.22 * GiB),
+    )
+    est = estimate(dep, spec, None)
+    # Grouped by the hybrid allocator: 5 sliding groups + 1 global (its block doubled to 32
+    # tokens to match the page), 10 layers x 16 tokens x 8 KiB a block: 45,236 blocks.
+    assert est.num_blocks == round(55.22 * GiB) // (10 * 16 * 8192) == 45_236
+    # The 0.11 capacity line: num_blocks // 6 groups x 16, and blocks over one request's
+    # 5 x (cdiv(1023 + 8192, 16) + 1) + 32768 / 32 = 3909 blocks.
+    assert est.kv_cache_tokens == 45_236 // 6 * 16 == 120_624
+    assert est.blocks_per_request == 5 * 577 + 1024
+    assert est.max_concurrency == 11.57
+    # Every layer at full length would log 131,590 tokens and 4.02x instead.
+    assert est.windowed_tokens is not None and est.windowed_tokens > est.kv_cache_tokens
 
 
 def test_auto_max_model_len_fits_instead_of_refusing() -> None:
