@@ -145,7 +145,9 @@ def revise(
     if target != settled.engine:
         revised = replace(revised, extras={})  # another engine's own flags do not carry over
     chosen = settled.gpu if isinstance(gpu, _Keep) else gpu
-    return home(target).resolve(revised, model or settled.model, chosen)
+    resolved = home(target).resolve(revised, model or settled.model, chosen)
+    # The requests served stay the same whatever is revised.
+    return replace(resolved, workload=settled.workload) if settled.workload else resolved
 
 
 def account(settled: Settled) -> EngineEstimate:
