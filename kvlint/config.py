@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 
@@ -21,7 +22,6 @@ from kvlint.errors import KvlintError
 from kvlint.errors import raise_all
 from kvlint.finding import Severity
 from kvlint.finding import Span
-from kvlint.registry import Registry
 from kvlint.selection import PerFileIgnore
 from kvlint.selection import Selection
 from kvlint.selection import matches_pattern
@@ -34,6 +34,9 @@ from kvlint.source.nodes import Sequence as NodeSequence
 from kvlint.source.text import SourceText
 from kvlint.source.yaml import parse_documents
 from kvlint.units import parse_human_int
+
+if TYPE_CHECKING:
+    from kvlint.registry import Registry
 
 YAML_NAMES = (".kvlint.yaml", ".kvlint.yml")
 PYPROJECT = "pyproject.toml"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from kvlint.config import Settings
@@ -23,7 +24,9 @@ from kvlint.config import load_config
 from kvlint.config import resolve
 from kvlint.errors import KvlintError
 from kvlint.errors import raise_all
-from kvlint.registry import Registry
+
+if TYPE_CHECKING:
+    from kvlint.registry import Registry
 
 
 class Overrides(NamedTuple):

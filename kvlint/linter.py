@@ -317,7 +317,7 @@ def lint_stdin(
         (display,),
         tuple(deployments),
         tuple(findings),
-        run.registry.errors,
+        run.registry.loaded_errors(),
         {display: run.settings.fail_on},
     )
 
@@ -343,7 +343,7 @@ def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1
         display: run.per_file[path].fail_on for path, display in targets if path in run.per_file
     }
     return LintResult(
-        tuple(files), tuple(deployments), tuple(findings), run.registry.errors, fail_on
+        tuple(files), tuple(deployments), tuple(findings), run.registry.loaded_errors(), fail_on
     )
 
 
@@ -461,6 +461,8 @@ def _suppress_tagged(
 
 
 def _unused(run: Run, directives: list[Directive], display: str) -> list[Finding]:
+    if not directives:
+        return []  # nothing to be unused (and the rules need not be loaded to say so)
     cls = run.registry.rules.get(codes.UNUSED_SUPPRESSION)
     if cls is None or not run.settings.selection.is_enabled(cls.code, display):
         return []

@@ -11,11 +11,14 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
-from kvlint.registry import Registry
+
+if TYPE_CHECKING:
+    from kvlint.registry import Registry
 
 _PREFIX_RE = re.compile(r"^[A-Z]{1,4}[0-9]{0,3}$")
 ALL = "ALL"
@@ -47,7 +50,6 @@ def normalise(
     the i-th selector in its file), else the first is raised.
     """
     out: list[str] = []
-    codes = registry.codes()
     for index, raw in enumerate(selectors):
         text = raw.strip()
         if not text:
@@ -59,7 +61,7 @@ def normalise(
         upper = text.upper()
         if rule is not None:
             out.append(rule.code)
-        elif _PREFIX_RE.match(upper) and any(code.startswith(upper) for code in codes):
+        elif _PREFIX_RE.match(upper) and any(code.startswith(upper) for code in registry.rules):
             out.append(upper)
         else:
             suffix = f" in {where}" if where else ""

@@ -5,16 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kvlint import codes
 from kvlint import reading
-from kvlint.deploy.carriers import CARRIERS
-from kvlint.deploy.carriers.base import Context
-from kvlint.deploy.claims import attach
-from kvlint.deploy.claims import model_resources
-from kvlint.deploy.gpu_facts import device_requests
-from kvlint.deploy.serving import values_image
-from kvlint.deployment import Deployment
 from kvlint.errors import KvlintError
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
@@ -23,11 +17,17 @@ from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
+from kvlint.source.text import SourceText
 from kvlint.source.text import decode
 from kvlint.source.text import unreadable
 from kvlint.source.yaml import Document
+from kvlint.source.yaml import Head
 from kvlint.source.yaml import parse_documents
 from kvlint.source.yaml import parse_embedded
+
+if TYPE_CHECKING:
+    from kvlint.deploy.carriers.base import Context
+    from kvlint.deployment import Deployment
 
 # Deployment files are kilobytes; a file this large is data, and reading it would only be slow.
 MAX_BYTES = reading.DEPLOYMENT.limit
@@ -71,9 +71,68 @@ def load_bytes(data: bytes, *, display: str, json: bool = False) -> LoadResult:
     source, problems = decode(display, data)
     if source is None:
         return LoadResult(display, "", [], problems)
-    documents, parse_problems = parse_documents(source, json=json)
+    documents, parse_problems = parse_documents(source, json=json, skip=holds_no_workload)
+    problems.extend(parse_problems)
+    if not documents:  # nothing that could run an engine: the carriers are never imported
+        return LoadResult(display, source.text, [], problems)
+    return _read_documents(display, source, documents, problems)
+
+
+# Kubernetes kinds that hold no workload, by API group ("" the core group): no pod template,
+# no container, no engine config; read, they are recognised and yield nothing. They are left
+# out before kvlint's nodes are built (issue 20: a commit touching only a Service or an RBAC
+# file paid for the carriers, every engine's tables and the rules). A Knative or llmaz
+# `Service` is another group's, and read.
+_NO_WORKLOAD: dict[str, frozenset[str]] = {
+    "": frozenset(
+        {
+            "Service",
+            "Secret",
+            "ServiceAccount",
+            "Namespace",
+            "PersistentVolumeClaim",
+            "PersistentVolume",
+            "LimitRange",
+            "ResourceQuota",
+            "Endpoints",
+            "ConfigMap",  # unless it holds YAML files: see holds_no_workload
+        }
+    ),
+    "rbac.authorization.k8s.io": frozenset(
+        {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+    ),
+    "networking.k8s.io": frozenset({"Ingress", "IngressClass", "NetworkPolicy"}),
+    "autoscaling": frozenset({"HorizontalPodAutoscaler"}),
+    "policy": frozenset({"PodDisruptionBudget"}),
+    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    "storage.k8s.io": frozenset({"StorageClass"}),
+    "scheduling.k8s.io": frozenset({"PriorityClass"}),
+    "discovery.k8s.io": frozenset({"EndpointSlice"}),
+}
+
+
+def holds_no_workload(head: Head) -> bool:
+    """Whether a document of this kind can hold nothing kvlint reads. A ConfigMap can: the
+    YAML files in its ``data`` (an engine config mounted for ``vllm serve --config``)."""
+    if head.kind is None or head.api_version is None:
+        return False
+    group = head.api_version.rpartition("/")[0] if "/" in head.api_version else ""
+    if head.kind not in _NO_WORKLOAD.get(group, ()):
+        return False
+    if head.kind == "ConfigMap":
+        return not any(key.endswith((".yaml", ".yml")) for key in head.data_keys)
+    return True
+
+
+def _read_documents(
+    display: str, source: SourceText, documents: list[Document], problems: list[InputProblem]
+) -> LoadResult:
+    from kvlint.deploy.carriers.base import Context
+    from kvlint.deploy.claims import attach
+    from kvlint.deploy.claims import model_resources
+    from kvlint.deploy.gpu_facts import device_requests
+
     ctx = Context(source, problems)
-    ctx.problems.extend(parse_problems)
     deployments: list[Deployment] = []
     # Models named by one document and claimed by another (an llmaz OpenModel, an OME
     # BaseModel): read first, so the claiming document's deployments get them in any order.
@@ -153,6 +212,9 @@ def _argo_values(root: Mapping) -> list[Node]:
 
 
 def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:
+    from kvlint.deploy.carriers import CARRIERS
+    from kvlint.deploy.serving import values_image
+
     for carrier in CARRIERS.values():
         if carrier.matches(root):
             return carrier.extract(root, ctx)

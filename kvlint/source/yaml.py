@@ -10,6 +10,7 @@ a budget (a "billion laughs" file is refused, not expanded) and nesting has a de
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -163,12 +164,28 @@ def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
+class Head(NamedTuple):
+    """What a loader may leave a document out by, read from the composed graph before any of
+    our nodes is built: its top-level ``kind`` and ``apiVersion`` and the keys of its ``data``."""
+
+    kind: str | None
+    api_version: str | None
+    data_keys: tuple[str, ...]
+
+
 def parse_documents(
-    source: SourceText, *, json: bool = False, text: str | None = None
+    source: SourceText,
+    *,
+    json: bool = False,
+    text: str | None = None,
+    skip: Callable[[Head], bool] | None = None,
 ) -> tuple[list[Document], list[InputProblem]]:
     """Every document of ``source`` as nodes, plus the problems found (never raises).
 
-    ``text`` (same length and lines as the source) is what gets parsed, when given.
+    ``text`` (same length and lines as the source) is what gets parsed, when given. A document
+    ``skip`` says yes to is composed (so its syntax errors, conflict markers and placeholders
+    are still reported) but not converted, unless converting it would report something (a
+    duplicate key, an alias, a tag, a merge key): the result is the same, found sooner.
     """
     documents: list[Document] = []
     problems: list[InputProblem] = []
@@ -201,6 +218,10 @@ def parse_documents(
             continue
         if root is None:
             continue
+        if skip is not None:
+            head = _head(root)
+            if head is not None and skip(head) and _converts_quietly(chunk, root):
+                continue
         # ruamel.yaml tags plain scalars by YAML 1.2: they are tagged again as PyYAML does.
         retag = "json" if json else "" if _backend(chunk) is _libyaml() else "yaml11"
         converter = _Converter(source, start, retag=retag)
@@ -212,6 +233,58 @@ def parse_documents(
         problems.extend(converter.problems)
         documents.append(Document(node, index))
     return documents, problems
+
+
+def _scalar_text(node: Any) -> str | None:
+    return str(node.value) if type(node).__name__ == "ScalarNode" else None
+
+
+def _head(root: Any) -> Head | None:
+    """The document's kind, apiVersion and data keys, if it is a mapping."""
+    if type(root).__name__ != "MappingNode":
+        return None
+    kind = api_version = None
+    data_keys: tuple[str, ...] = ()
+    for key, value in root.value:
+        name = _scalar_text(key)
+        if name == "kind":
+            kind = _scalar_text(value)
+        elif name == "apiVersion":
+            api_version = _scalar_text(value)
+        elif name == "data" and type(value).__name__ == "MappingNode":
+            data_keys = tuple(str(k.value) for k, _ in value.value)
+    return Head(kind, api_version, data_keys)
+
+
+# Text that makes the converter report a problem or keep a template's value: a document
+# holding any of it is converted whatever its kind.
+_CONVERTER_MATTERS = ("{{", "python/", "<<")
+
+
+def _converts_quietly(chunk: str, root: Any) -> bool:
+    """Whether converting ``root`` would report nothing: no placeholder, Python tag or merge
+    key in its text; no alias, non-scalar key, duplicate key or nesting past MAX_DEPTH."""
+    if any(marker in chunk for marker in _CONVERTER_MATTERS):
+        return False
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH or id(node) in seen:
+            return False
+        seen.add(id(node))
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            keys: set[str] = set()
+            for key, value in node.value:
+                name = _scalar_text(key)
+                if name is None or name in keys:
+                    return False
+                keys.add(name)
+                stack.append((value, depth + 1))
+        elif kind == "SequenceNode":
+            stack.extend((item, depth + 1) for item in node.value)
+    return True
 
 
 def _entries(text: str) -> int:

@@ -57,6 +57,24 @@ spec: {ports: [{port: 80}]}
 """
 
 
+SERVICE_ONLY = """\
+apiVersion: v1
+kind: Service
+metadata: {name: llama}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: router}
+data: {route: /v1/llama}
+"""
+
+
 def imported(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
     """Run ``kvlint`` with ``args`` in ``tmp_path``; its exit code and imported packages."""
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
@@ -154,3 +172,39 @@ def test_many_files_with_jobs_import_multiprocessing(tmp_path: Path) -> None:
     if sys.platform.startswith("linux"):
         assert "multiprocessing" in modules
     assert modules.isdisjoint({"huggingface_hub", "jsonschema", "rich"})
+
+
+def test_a_file_of_objects_that_run_nothing_imports_no_rule_sizing_or_engine(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "service.yaml").write_text(SERVICE_ONLY)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "service.yaml")
+    assert code == 0
+    assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
+    loaded = {
+        m
+        for m in modules
+        if m == "kvlint_rules"
+        or m.startswith(("kvlint.engines", "kvlint.deploy.carriers", "kvlint.model"))
+        or m in {"kvlint.sizing", "kvlint.settled", "kvlint.rule", "kvlint.estimate"}
+    }
+    assert not loaded, sorted(loaded)
+
+
+def test_a_service_with_a_broken_line_is_still_reported(tmp_path: Path) -> None:
+    # Left out before kvlint's nodes are built, but still composed: its errors are reported.
+    (tmp_path / "service.yaml").write_text(SERVICE_ONLY + "---\nkind: Service\n  bad: [\n")
+    code, modules = imported(tmp_path, "check", "--format", "concise", "service.yaml")
+    assert code == 2
+    assert "kvlint_rules" in modules  # the finding is stamped by its rule (KV901)
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_solve_without_plot_imports_no_xml_or_ssl(tmp_path: Path, output: str) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "solve", "--gpu", "L4", "--format", output, "serve.yaml")
+    assert code in (0, 1)
+    assert "kvlint.solve.plan" in modules  # the plan was made
+    assert modules.isdisjoint({"xml", "ssl", "http", "jsonschema"})
+    # The tables are rich's; JSON is written without it.
+    assert ("rich" in modules) is (output == "text")
