@@ -11,6 +11,7 @@ from typing import Any
 from typing import NamedTuple
 
 from kvlint import reading
+from kvlint.commands.arguments import count_at_most
 from kvlint.commands.arguments import human_count
 from kvlint.errors import KvlintError
 
@@ -25,6 +26,13 @@ ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
 
 # Where a setting given on the command line is cited.
 SOLVER_PATH = "<kvlint solve>"
+
+
+# The bounds a file's settings have (a larger one is a KV502 there): the search loops per GPU
+# count and per stage.
+GPU_COUNT = count_at_most(4096, "a GPU count")
+TP_SIZE = count_at_most(16_384, "a tensor parallel size")
+PP_SIZE = count_at_most(1_024, "a pipeline parallel size")
 
 
 def _fraction(text: str) -> float:
@@ -63,14 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="memory fraction (vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI "
         "cuda_memory_fraction)",
     )
-    parser.add_argument("--tp", type=human_count, help="tensor parallel size to answer for")
-    parser.add_argument("--pp", type=human_count, help="pipeline parallel size to answer for")
+    parser.add_argument("--tp", type=TP_SIZE, help="tensor parallel size to answer for")
+    parser.add_argument("--pp", type=PP_SIZE, help="pipeline parallel size to answer for")
     parser.add_argument(
-        "--max-gpus", type=human_count, default=64, help="search up to this many GPUs (64)"
+        "--max-gpus", type=GPU_COUNT, default=64, help="search up to this many GPUs (64)"
     )
     parser.add_argument(
         "--max-tp",
-        type=human_count,
+        type=GPU_COUNT,
         default=8,
         help="largest TP to consider: the GPUs of one node (8)",
     )
@@ -209,6 +217,18 @@ def _settled(args: argparse.Namespace, job: _Job, spec: ModelSpec, gpu: GpuSpec)
     return revise(settled, engine=args.engine, **overrides)
 
 
+def _known_cache_dtype(name: str, spec: ModelSpec) -> None:
+    """KvlintError for a ``--kv-cache-dtype`` no engine spells (as ``kvlint size`` says it),
+    before the solver sizes the cache with it."""
+    from kvlint.arith.dtypes import UnknownCacheDtype
+    from kvlint.arith.dtypes import cache_types
+
+    try:
+        cache_types(name, spec.dtype, None)
+    except UnknownCacheDtype as exc:
+        raise KvlintError(f"--kv-cache-dtype: {exc}") from None
+
+
 def _plan(args: argparse.Namespace, job: _Job) -> Any:
     """Solve one deployment; KvlintError when its model, its GPU or the asked layout will not
     do."""
@@ -220,6 +240,8 @@ def _plan(args: argparse.Namespace, job: _Job) -> Any:
     if isinstance(job.spec, KvlintError):
         raise job.spec
     gpu = _gpu(args, job)
+    if args.kv_cache_dtype is not None:
+        _known_cache_dtype(args.kv_cache_dtype, job.spec)
     settled = _settled(args, job, job.spec, gpu)
     layout = Layout(args.tp or 1, args.pp or 1) if (args.tp or args.pp) else None
     if layout is not None:

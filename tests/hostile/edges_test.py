@@ -2,10 +2,13 @@
 past Python's 4,300-digit limit however YAML writes them, a 5,000-digit image-tag version,
 ``total_size: 1e400``, TOML nested 5,000 deep, ``--output-file /dev/full``, a closed output pipe,
 ``--diff`` and ``explain --file`` on a binary or broken file, a ``pyproject.toml`` that is not
-UTF-8. The other findings of the file survive the one bad value. The real CLI as a child."""
+UTF-8; ``kvlint solve`` searching past the bounds a file's GPU count and parallel sizes have, or
+sizing with a cache dtype no engine spells. The other findings of the file survive the one bad
+value. The real CLI as a child."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -182,3 +185,66 @@ def test_diff_and_explain_on_a_file_they_cannot_read(
     assert_well_behaved(explain, concise=False)
     assert explain.code == 2
     assert explain.err.splitlines()[0].startswith(line), explain.err
+
+
+SOLVE = ("solve", "--offline", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "line"),
+    [
+        # The search walked every GPU count up to it: 1e14 never ended.
+        ("--max-gpus", "100000000000000", "a GPU count of at most 4,096"),
+        ("--max-tp", "100000000000000", "a GPU count of at most 4,096"),
+        ("--tp", "16385", "a tensor parallel size of at most 16,384"),
+        ("--pp", "1025", "a pipeline parallel size of at most 1,024"),
+    ],
+)
+def test_a_solver_search_past_its_bound_is_a_usage_error(
+    tmp_path: Path, flag: str, value: str, line: str
+) -> None:
+    outcome = run_kvlint([*SOLVE, flag, value], tmp_path)
+    assert_well_behaved(outcome, concise=False)
+    assert outcome.code == 2 and outcome.out == ""
+    assert outcome.err.splitlines()[-1] == (
+        f"kvlint solve: error: argument {flag}: expected {line}, got '{value}'"
+    )
+
+
+def test_the_solver_bounds_are_the_files_bounds() -> None:
+    from kvlint.commands.solve import GPU_COUNT
+    from kvlint.commands.solve import PP_SIZE
+    from kvlint.commands.solve import TP_SIZE
+    from kvlint.deploy.carriers.container import MAX_COUNT
+    from kvlint.deploy.flags import MAX_PARALLEL
+
+    assert GPU_COUNT(str(MAX_COUNT)) == MAX_COUNT
+    assert TP_SIZE(str(MAX_PARALLEL["tensor_parallel_size"])) > 0
+    assert PP_SIZE(str(MAX_PARALLEL["pipeline_parallel_size"])) > 0
+    for parse, limit in [
+        (GPU_COUNT, MAX_COUNT),
+        (TP_SIZE, MAX_PARALLEL["tensor_parallel_size"]),
+        (PP_SIZE, MAX_PARALLEL["pipeline_parallel_size"]),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(str(limit + 1))
+
+
+def test_the_twin_the_largest_search_ends(tmp_path: Path) -> None:
+    outcome = run_kvlint(
+        [*SOLVE, "--max-gpus", "4096", "--max-tp", "4096", "--any-layout"], tmp_path
+    )
+    assert_well_behaved(outcome, concise=False)
+    assert outcome.code == 0, outcome.err
+
+
+def test_an_unknown_cache_dtype_for_the_solver_is_one_line(tmp_path: Path) -> None:
+    """It was `kvlint: internal error: UnknownCacheDtype: ...` (the solver sized the cache with
+    it before anything said it was no dtype)."""
+    outcome = run_kvlint([*SOLVE, "--kv-cache-dtype", "bogus\x1b[2J"], tmp_path)
+    assert_well_behaved(outcome, concise=False)
+    assert outcome.code == 2 and outcome.out == ""
+    (line,) = outcome.err.splitlines()
+    assert line.startswith(
+        "kvlint: --kv-cache-dtype: unknown cache dtype 'bogus\\x1b[2J'; known: auto, "
+    ), line
