@@ -1,17 +1,17 @@
-"""The chart's data: one GPU's KV memory per sequence against context, with the pool as lines."""
+"""The chart's data: the sequences the engine admits against context length, the requested
+concurrency, and where the two cross."""
 
 from __future__ import annotations
 
-from kvlint.arith.kv import kv_size
 from kvlint.arith.parallel import Layout
 from kvlint.engines import account
-from kvlint.engines import revise
 from kvlint.settled import Settled
+from kvlint.solve.capacity import admitted_at
+from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.plot import Chart
 from kvlint.solve.plot import Series
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import placed
-from kvlint.solve.variants import value
 
 POINTS = 24
 
@@ -24,33 +24,69 @@ def kv_chart(
     concurrency: int,
     limit: int,
     estimator: Estimator = account,
+    longest: int | None = None,
+    asked: str | None = None,
 ) -> Chart:
-    """KV bytes one sequence takes on one GPU of ``layout`` (as the engine pages it) for contexts
-    up to about twice the target, with the GPU's KV pool and the pool's share per sequence at
-    ``concurrency`` as horizontal lines: where the curve crosses the share is the longest
-    context that concurrency allows."""
-    spec, gpu = settled.model, settled.gpu
+    """The answer as a picture: how many sequences the engine admits at each context length
+    (``capacity.admitted_at``, the count the plan's ``max_num_seqs`` answer quotes), the
+    requested concurrency as a horizontal line (labelled ``asked``, "requested: N" unless
+    told), the target context as a vertical rule, and the point where the curve crosses the
+    requested count labelled with its numbers: the longest context that concurrency allows
+    (``longest``, the plan's own answer, when given; 0 when not one token's worth fits). The
+    x range holds the target and the crossing; the y axis runs to the largest count drawn."""
     base = placed(settled, layout)
-    top = max(1, min(limit, 2 * context) if limit >= context else 2 * context)
-    points: list[tuple[float, float]] = [(0.0, 0.0)]
-    pool: int | None = None
-    for i in range(1, POINTS + 1):
-        length = max(1, round(top * i / POINTS))
-        est = estimator(revise(base, max_model_len=length))
-        needed = est.needed_bytes_one_sequence
-        if needed is None:  # no engine figure: the first-principles cost over the GPUs
-            kv = kv_size(spec, str(value(base.request.kv_cache_dtype) or "auto"))
-            needed = kv.per_sequence_bytes(length) // layout.gpus_per_replica
-        points.append((float(length), float(needed)))
-        if length == top or pool is None:
-            pool = est.available_kv_bytes
-    series = [Series("KV per sequence, one GPU", tuple(points), "*", "#1f77b4")]
-    if pool is not None and pool > 0:
-        series.append(Series("KV pool, one GPU", ((0.0, float(pool)),), "=", "#d62728"))
-        if concurrency > 1:
-            share = float(pool) / concurrency
-            label = f"pool / {concurrency} sequences"
-            series.append(Series(label, ((0.0, share),), "-", "#ff7f0e", dashed=True))
-    gpu_name = gpu.key if gpu is not None else "GPU"
-    title = f"{spec.name} on {gpu_name}, {layout.label}: KV memory per sequence"
-    return Chart(title, "context (tokens)", "bytes per GPU", tuple(series), float(context))
+
+    def admitted(length: int) -> int:
+        return admitted_at(base, length, estimator)[0]
+
+    if longest is None:
+        answer = max_model_len_at(base, concurrency=concurrency, limit=limit, estimator=estimator)
+        longest = answer.max_model_len
+    crossing = longest or None  # 0: not even one token's worth fits
+    far = max(context, crossing or 0)
+    near = min(context, crossing) if crossing else context
+    # Half again past the farther of the two, within the model's limit (but never short of the
+    # target, so a target beyond the limit is drawn where the engine admits none).
+    top = max(2, context, min(limit, round(far * 1.5)))
+    low = max(1, near // 4)
+    points: list[tuple[float, float]] = []
+    for i in range(POINTS + 1):
+        length = round(low + (top - low) * i / POINTS)
+        points.append((float(length), float(admitted(length))))
+    series = (
+        Series(f"sequences {settled.facts.display} admits", tuple(points), "*", "#1f77b4"),
+        Series(
+            asked or f"requested: {concurrency:,}",
+            ((0.0, float(concurrency)),),
+            "-",
+            "#d62728",
+            dashed=True,
+        ),
+    )
+    wanted = _sequences(concurrency)
+    verb = "fits" if concurrency == 1 else "fit"
+    if crossing is None:
+        x, label = low, f"{wanted} never {verb}"
+    else:
+        x, label = crossing, f"{wanted} {verb} up to {crossing:,} tokens"
+        if crossing >= limit:  # the whole range: even the model's longest context fits
+            label += ", the model's limit"
+    notes = [(float(x), float(concurrency), label)]
+    at_target = admitted(context)
+    target = f"{_sequences(at_target)} at {context:,} tokens"
+    notes.append((float(context), float(at_target), target))
+    gpu_name = settled.gpu.key if settled.gpu is not None else "GPU"
+    where = f"{settled.model.name} on {gpu_name}, {layout.label}"
+    return Chart(
+        f"{where}: sequences admitted by context length",
+        "context length (tokens)",
+        "sequences admitted",
+        series,
+        float(context),
+        annotations=tuple(notes),
+        y_format=lambda y: f"{y:,.0f}",
+    )
+
+
+def _sequences(count: int) -> str:
+    return f"{count:,} sequence" if count == 1 else f"{count:,} sequences"

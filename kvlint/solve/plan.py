@@ -154,10 +154,14 @@ def solve(
         # every slot's cells together, so one slot holds -c / -np of it.
         stated_length = estimator(settled).max_model_len if request.max_model_len else None
         context = stated_length or value(claims.context) or limit
+    asked = None  # the chart's name for the concurrency line: "requested: N" unless set here
     if concurrency is None:
         stated = request.max_num_seqs
         written = stated if stated and not stated.default else None
         concurrency = value(claims.concurrency) or value(written) or 1
+        if not value(claims.concurrency):
+            spelling = settled.facts.spelling("max_num_seqs")
+            asked = f"{spelling}: {concurrency:,}" if written else "one sequence (none requested)"
     assert context is not None and concurrency is not None
     if context > limit:
         notes.append(f"{context:,} tokens is beyond the model's {limit:,}: {_beyond(settled)}")
@@ -217,6 +221,8 @@ def solve(
         concurrency=concurrency,
         limit=limit,
         estimator=estimator,
+        longest=length.max_model_len,  # the crossing is the plan's own answer
+        asked=asked,
     )
     fp = first_principles(settled, context)
     replication = _replication_note(settled, fp[0] if fp else None)

@@ -39,6 +39,11 @@ class Chart:
     y_label: str
     series: tuple[Series, ...]
     marker_x: float | None = None  # a vertical rule (the target context)
+    annotations: tuple[tuple[float, float, str], ...] = ()  # (x, y, label): a labelled point
+    y_format: Callable[[float], str] | None = None  # how the y axis reads (None: bytes)
+
+    def y_text(self, value: float) -> str:
+        return self.y_format(value) if self.y_format is not None else format_binary(value)
 
 
 def format_tokens_short(n: float) -> str:
@@ -79,11 +84,12 @@ def render_text(
     *,
     width: int = 56,
     height: int = 12,
-    y_format: Callable[[float], str] = format_binary,
+    y_format: Callable[[float], str] | None = None,
     x_format: Callable[[float], str] = format_tokens_short,
 ) -> str:
     """The chart as plain lines of text: a y axis with three labels, the curves as their
-    marks, horizontal lines drawn across, a legend below."""
+    marks, horizontal lines drawn across, a legend below, then each labelled point."""
+    y_format = y_format or chart.y_text
     x_min, x_max, y_max = _bounds(chart)
     grid = [[" "] * width for _ in range(height)]
 
@@ -124,16 +130,17 @@ def render_text(
     lines.append(" " * (pad + 2) + "".join(axis))
     lines.append(" " * (pad + 2) + chart.x_label)
     lines.extend(f"  {s.mark} {s.label}" for s in chart.series)
+    lines.extend(f"  o {label}" for _, _, label in chart.annotations)
     return "\n".join(lines)
 
 
-def _nice_ticks(top: float, count: int = 6) -> list[float]:
-    """Round ticks from 0 to ``top``: 1, 2, 2.5 or 5 times a power of ten of the largest
-    binary unit below ``top`` (so bytes tick at 10 GiB, not at 10.74 GB)."""
+def _nice_ticks(top: float, count: int = 6, *, binary: bool = True) -> list[float]:
+    """Round ticks from 0 to ``top``: 1, 2, 2.5 or 5 times a power of ten (of the largest
+    binary unit below ``top`` for bytes, so they tick at 10 GiB, not at 10.74 GB)."""
     if top <= 0:
         return [0.0]
     unit = 1.0
-    while top / unit >= 1024:
+    while binary and top / unit >= 1024:
         unit *= 1024
     raw = top / unit / count
     magnitude = 10 ** math.floor(math.log10(raw))
@@ -147,13 +154,15 @@ def _nice_ticks(top: float, count: int = 6) -> list[float]:
 def render_svg(
     chart: Chart,
     *,
-    width: int = 640,
-    height: int = 360,
-    y_format: Callable[[float], str] = format_binary,
+    width: int = 800,
+    height: int = 400,
+    y_format: Callable[[float], str] | None = None,
     x_format: Callable[[float], str] = format_tokens_short,
 ) -> str:
-    """The chart as a standalone SVG document (no scripts, no external references)."""
-    left, right, top, bottom = 84, 20, 36, 64
+    """The chart as a standalone SVG document (no scripts, no external references): every
+    line labelled at its right end and in the legend, each annotation a dot with its text."""
+    y_format = y_format or chart.y_text
+    left, right, top, bottom = 84, 150, 36, 64
     plot_w, plot_h = width - left - right, height - top - bottom
     _, x_max, y_max = _bounds(chart)
 
@@ -168,10 +177,9 @@ def render_svg(
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
         f"<title>{escape(chart.title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2:.1f}" y="20" text-anchor="middle" font-size="13">'
-        f"{escape(chart.title)}</text>",
+        f'<text x="10" y="20" font-size="13">{escape(chart.title)}</text>',
     ]
-    for tick in _nice_ticks(y_max):
+    for tick in _nice_ticks(y_max, binary=chart.y_format is None):
         y = sy(tick)
         out.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#e5e5e5"/>'
@@ -218,6 +226,25 @@ def render_svg(
             f'<polyline points="{path}" fill="none" stroke="{series.color}" '
             f'stroke-width="2"{dash}/>'
         )
+    for series in chart.series:  # each line named at its right end, in its colour
+        end_y = sy(series.points[-1][1] if not series.horizontal else series.points[0][1])
+        out.append(
+            f'<text x="{left + plot_w + 6}" y="{end_y + 4:.1f}" fill="{series.color}">'
+            f"{escape(series.label)}</text>"
+        )
+    for x, y, label in chart.annotations:
+        px, py = sx(x), sy(y)
+        # The curve falls to the right: above-right of a point, or below-left of one near
+        # the right edge, is clear of it.
+        if px > left + plot_w * 0.6:
+            anchor, dx, dy = "end", -8.0, 18.0
+        else:
+            anchor, dx, dy = "start", 8.0, -8.0
+        out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="black"/>')
+        out.append(
+            f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}" '
+            f'font-weight="bold">{escape(label)}</text>'
+        )
     legend_x = left
     for series in chart.series:
         dash = ' stroke-dasharray="6 4"' if series.dashed else ""
@@ -227,6 +254,6 @@ def render_svg(
             f'stroke="{series.color}" stroke-width="2"{dash}/>'
         )
         out.append(f'<text x="{legend_x + 22}" y="{y}">{escape(series.label)}</text>')
-        legend_x += 28 + 6 * len(series.label)
+        legend_x += 40 + 7 * len(series.label)
     out.append("</svg>")
     return "\n".join(out) + "\n"

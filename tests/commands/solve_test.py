@@ -75,9 +75,8 @@ def test_json_levers_and_engines(report: dict[str, object]) -> None:
     chart = report["chart"]
     assert isinstance(chart, dict)
     assert [s["label"] for s in chart["series"]] == [
-        "KV per sequence, one GPU",
-        "KV pool, one GPU",
-        "pool / 32 sequences",
+        "sequences vLLM admits",
+        "requested: 32",
     ]
 
 
@@ -89,12 +88,17 @@ def test_text_output_and_svg(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     for title in ("Answers", "Layouts (one replica)", "Levers for 32 x 128,000", "Engines on TP 8"):
         assert title in result.out
     assert "on TP 8 (as asked)" in result.out
-    assert "  = KV pool, one GPU" in result.out
+    # The chart's crossing is the answer the plan gives: 32 sequences up to 41,792 tokens.
+    assert "  o 32 sequences fit up to 41,792 tokens" in result.out
+    assert result.out.count("41,792") >= 2  # in the answers and at the chart's crossing
     assert "TP 16 and beyond replicate the 8 KV heads: a token costs 40 KiB per GPU" in " ".join(
         result.out.split()
     )
     root = ET.fromstring(svg.read_text(encoding="utf-8"))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "32 sequences fit up to 41,792 tokens" in texts
+    assert texts.count("requested: 32") == 2 and texts.count("sequences vLLM admits") == 2
 
 
 def test_unknown_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from kvlint.arith.parallel import Layout
-from kvlint.gpus import lookup_gpu
-from kvlint.model.catalog import lookup
+from kvlint.engines import account
+from kvlint.solve.capacity import admitted_at
+from kvlint.solve.capacity import max_model_len_at
+from kvlint.solve.capacity import max_num_seqs_at
 from kvlint.solve.curve import POINTS
 from kvlint.solve.curve import kv_chart
 from kvlint.solve.plot import Chart
@@ -14,7 +16,10 @@ from kvlint.solve.plot import Series
 from kvlint.solve.plot import format_tokens_short
 from kvlint.solve.plot import render_svg
 from kvlint.solve.plot import render_text
+from kvlint.solve.variants import placed
 from kvlint.units import GiB
+from testing.builders import catalog_gpu
+from testing.builders import catalog_model
 from testing.builders import settled
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -67,18 +72,67 @@ def test_svg_escapes_text() -> None:
 
 
 def test_kv_chart_of_a_real_plan() -> None:
-    spec = lookup("meta-llama/Meta-Llama-3.1-70B")
-    gpu = lookup_gpu("H100-80GB")
-    assert spec is not None and gpu is not None
+    """Llama 3.1 70B on 8 H100s, 16 sequences at 32,000 tokens: the curve is the engine's own
+    admitted count at each length, the requested 16 a line, the crossing labelled."""
+    spec, gpu = catalog_model("meta-llama/Meta-Llama-3.1-70B"), catalog_gpu("H100-80GB")
     deployment = settled("vllm", spec=spec, gpu=gpu)
-    chart = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=4, limit=131_072)
-    curve, pool, share = chart.series
+    chart = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=16, limit=131_072)
+    curve, requested = chart.series
     assert len(curve.points) == POINTS + 1
-    # At 64,000 tokens (twice the target), one sequence on one TP 8 GPU: 4,000 blocks of 16
-    # tokens at 40 KiB a token.
-    assert curve.points[-1] == (64_000.0, float(4_000 * 16 * 40 * 1024))
-    assert share.points[0][1] == pool.points[0][1] / 4
-    assert chart.marker_x == 32_000
+    assert requested.horizontal and requested.points[0][1] == 16.0
+    assert (curve.label, requested.label) == ("sequences vLLM admits", "requested: 16")
+    base = placed(deployment, Layout(8))
+
+    def admitted(length: int) -> int:
+        return admitted_at(base, length, account)[0]
+
+    for x, y in curve.points:  # each point is the engine's count at that length
+        assert y == admitted(int(x))
+    assert [y for _, y in curve.points] == sorted((y for _, y in curve.points), reverse=True)
+    (cross_x, cross_y, cross_label), (target_x, target_y, target_label) = chart.annotations
+    longest = int(cross_x)
+    assert longest == max_model_len_at(base, concurrency=16, limit=131_072).max_model_len
+    assert cross_y == 16.0 and admitted(longest) >= 16 > admitted(longest + 1)
+    assert cross_label == f"16 sequences fit up to {longest:,} tokens"
+    assert (target_x, target_y) == (32_000.0, admitted(32_000))
+    assert target_label == f"{admitted(32_000)} sequences at 32,000 tokens"
+    # The x range holds the target and the crossing; the y axis is sequences, not bytes.
+    assert curve.points[0][0] <= min(32_000, longest) and curve.points[-1][0] >= longest
+    assert chart.marker_x == 32_000 and chart.y_text(12.0) == "12"
+    svg = render_svg(chart)
+    texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
+    assert cross_label in texts and target_label in texts
+    assert texts.count("requested: 16") == 2  # at the line's end and in the legend
+    # 4 sequences fit at every length the model takes: the label says so at the right edge.
+    few = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=4, limit=131_072)
+    assert few.annotations[0] == (
+        131_072.0,
+        4.0,
+        "4 sequences fit up to 131,072 tokens, the model's limit",
+    )
+    # Not one sequence on a single GPU (the weights alone overflow it): said, not drawn as 0.
+    none = kv_chart(deployment, layout=Layout(1), context=32_000, concurrency=1, limit=131_072)
+    assert none.annotations[0][2] == "1 sequence never fits"
+    assert none.annotations[1][2] == "0 sequences at 32,000 tokens"
+
+
+def test_kv_chart_counts_slots_where_the_context_spans_them() -> None:
+    """llama.cpp's -c is every slot's cells together: the chart counts the slots of each length
+    that fit (the count the plan's max_num_seqs answer gives), not -c / length."""
+    spec, gpu = catalog_model("meta-llama/Llama-3.1-8B-Instruct"), catalog_gpu("L4")
+    deployment = settled("llamacpp", spec=spec, gpu=gpu, max_num_seqs=4)
+    chart = kv_chart(deployment, layout=Layout(1), context=8_192, concurrency=4, limit=131_072)
+    curve, _ = chart.series
+    assert curve.label == "sequences llama.cpp admits"
+    base = placed(deployment, Layout(1))
+    for x, y in curve.points:
+        assert y == admitted_at(base, int(x), account)[0]
+    assert chart.annotations[1] == (
+        8_192.0,
+        float(max_num_seqs_at(base, max_model_len=8_192).max_num_seqs),
+        chart.annotations[1][2],
+    )
+    assert chart.annotations[1][1] > 4  # an L4 holds more than four 8k slots of an 8B model
 
 
 def test_svg_y_ticks_are_round_binary_units() -> None:
