@@ -49,12 +49,15 @@ def kv_chart(
     # target, so a target beyond the limit is drawn where the engine admits none).
     top = max(2, context, min(limit, round(far * 1.5)))
     low = max(1, near // 4)
-    points: list[tuple[float, float]] = []
-    for i in range(POINTS + 1):
-        length = round(low + (top - low) * i / POINTS)
-        points.append((float(length), float(admitted(length))))
+    lengths = {round(low + (top - low) * i / POINTS) for i in range(POINTS + 1)}
+    # The crossing (and the step just past it) and the target are drawn exactly, so the
+    # labelled points sit on the curve instead of on a chord between two grid points.
+    exact = {context, crossing, crossing + 1} if crossing else {context}
+    lengths |= {length for length in exact if low <= length <= top}
+    counts = {length: admitted(length) for length in sorted(lengths)}
+    points = tuple((float(length), float(count)) for length, count in counts.items())
     series = (
-        Series(f"sequences {settled.facts.display} admits", tuple(points), "*", "#1f77b4"),
+        Series(f"sequences {settled.facts.display} admits", points, "*", "#1f77b4"),
         Series(
             asked or f"requested: {concurrency:,}",
             ((0.0, float(concurrency)),),
@@ -72,7 +75,7 @@ def kv_chart(
         if crossing >= limit:  # the whole range: even the model's longest context fits
             label += ", the model's limit"
     notes = [(float(x), float(concurrency), label)]
-    at_target = admitted(context)
+    at_target = counts[context]  # low <= context <= top: always drawn
     target = f"{_sequences(at_target)} at {context:,} tokens"
     notes.append((float(context), float(at_target), target))
     gpu_name = settled.gpu.key if settled.gpu is not None else "GPU"
@@ -83,6 +86,7 @@ def kv_chart(
         "sequences admitted",
         series,
         float(context),
+        marker_label=f"target: {context:,} tokens",
         annotations=tuple(notes),
         y_format=lambda y: f"{y:,.0f}",
     )

@@ -39,6 +39,7 @@ class Chart:
     y_label: str
     series: tuple[Series, ...]
     marker_x: float | None = None  # a vertical rule (the target context)
+    marker_label: str | None = None  # its name, at its top and in the legend
     annotations: tuple[tuple[float, float, str], ...] = ()  # (x, y, label): a labelled point
     y_format: Callable[[float], str] | None = None  # how the y axis reads (None: bytes)
 
@@ -130,6 +131,8 @@ def render_text(
     lines.append(" " * (pad + 2) + "".join(axis))
     lines.append(" " * (pad + 2) + chart.x_label)
     lines.extend(f"  {s.mark} {s.label}" for s in chart.series)
+    if chart.marker_x is not None and chart.marker_label:
+        lines.append(f"  | {chart.marker_label}")
     lines.extend(f"  o {label}" for _, _, label in chart.annotations)
     return "\n".join(lines)
 
@@ -162,7 +165,11 @@ def render_svg(
     """The chart as a standalone SVG document (no scripts, no external references): every
     line labelled at its right end and in the legend, each annotation a dot with its text."""
     y_format = y_format or chart.y_text
-    left, right, top, bottom = 84, 150, 36, 64
+    # The right margin holds each line's name at its end: about 6.5 px a character at 11 px
+    # sans-serif; past 150 px the picture widens rather than cut the widest name at its edge.
+    names = max((len(series.label) for series in chart.series), default=0)
+    left, right, top, bottom = 84, max(20, 14 + math.ceil(6.5 * names)), 36, 64
+    width += max(0, right - 150)
     plot_w, plot_h = width - left - right, height - top - bottom
     _, x_max, y_max = _bounds(chart)
 
@@ -212,6 +219,12 @@ def render_svg(
             f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#999" '
             'stroke-dasharray="2 3"/>'
         )
+        if chart.marker_label:  # named at its top, on the side with more room
+            anchor, dx = ("end", -4.0) if x > left + plot_w * 0.6 else ("start", 4.0)
+            out.append(
+                f'<text x="{x + dx:.1f}" y="{top + 10}" text-anchor="{anchor}" fill="#666">'
+                f"{escape(chart.marker_label)}</text>"
+            )
     for series in chart.series:
         dash = ' stroke-dasharray="6 4"' if series.dashed else ""
         if series.horizontal:
@@ -235,11 +248,16 @@ def render_svg(
     for x, y, label in chart.annotations:
         px, py = sx(x), sy(y)
         # The curve falls to the right: above-right of a point, or below-left of one near
-        # the right edge, is clear of it.
+        # the right edge, is clear of it. Where that would cross the x axis (or the title),
+        # the text goes to the other side of the point.
         if px > left + plot_w * 0.6:
             anchor, dx, dy = "end", -8.0, 18.0
         else:
             anchor, dx, dy = "start", 8.0, -8.0
+        if py + dy > top + plot_h - 3:
+            dy = -8.0
+        elif py + dy - 11 < top:
+            dy = 18.0
         out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="black"/>')
         out.append(
             f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}" '

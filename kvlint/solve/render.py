@@ -124,6 +124,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "series": [
                 {"label": s.label, "points": [list(p) for p in s.points]} for s in plan.chart.series
             ],
+            "marker": None
+            if plan.chart.marker_x is None
+            else {"x": plan.chart.marker_x, "label": plan.chart.marker_label},
             "annotations": [
                 {"x": x, "y": y, "label": label} for x, y, label in plan.chart.annotations
             ],

@@ -78,7 +78,9 @@ def test_kv_chart_of_a_real_plan() -> None:
     deployment = settled("vllm", spec=spec, gpu=gpu)
     chart = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=16, limit=131_072)
     curve, requested = chart.series
-    assert len(curve.points) == POINTS + 1
+    xs = [x for x, _ in curve.points]
+    assert xs == sorted(set(xs))
+    assert POINTS + 1 <= len(xs) <= POINTS + 4  # the grid, the crossing, the step, the target
     assert requested.horizontal and requested.points[0][1] == 16.0
     assert (curve.label, requested.label) == ("sequences vLLM admits", "requested: 16")
     base = placed(deployment, Layout(8))
@@ -93,15 +95,19 @@ def test_kv_chart_of_a_real_plan() -> None:
     longest = int(cross_x)
     assert longest == max_model_len_at(base, concurrency=16, limit=131_072).max_model_len
     assert cross_y == 16.0 and admitted(longest) >= 16 > admitted(longest + 1)
+    # The labelled points are drawn exactly, so each dot sits on the curve.
+    assert {float(longest), float(longest + 1), 32_000.0} <= set(xs)
     assert cross_label == f"16 sequences fit up to {longest:,} tokens"
     assert (target_x, target_y) == (32_000.0, admitted(32_000))
     assert target_label == f"{admitted(32_000)} sequences at 32,000 tokens"
     # The x range holds the target and the crossing; the y axis is sequences, not bytes.
     assert curve.points[0][0] <= min(32_000, longest) and curve.points[-1][0] >= longest
     assert chart.marker_x == 32_000 and chart.y_text(12.0) == "12"
+    assert chart.marker_label == "target: 32,000 tokens"
+    assert "  | target: 32,000 tokens" in render_text(chart).splitlines()
     svg = render_svg(chart)
     texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
-    assert cross_label in texts and target_label in texts
+    assert cross_label in texts and target_label in texts and "target: 32,000 tokens" in texts
     assert texts.count("requested: 16") == 2  # at the line's end and in the legend
     # 4 sequences fit at every length the model takes: the label says so at the right edge.
     few = kv_chart(deployment, layout=Layout(8), context=32_000, concurrency=4, limit=131_072)
@@ -147,3 +153,33 @@ def test_svg_y_ticks_are_round_binary_units() -> None:
         "40 GiB",
         "50 GiB",
     ]
+
+
+def _svg_texts(svg: str) -> dict[str, ET.Element]:
+    return {t.text or "": t for t in ET.fromstring(svg).iter(f"{SVG}text")}
+
+
+def test_svg_names_every_line_inside_the_picture() -> None:
+    """A long name at a line's end widens the picture instead of running off its edge."""
+    name = "max_concurrent_requests: 64 (from the file)"
+    chart = Chart("c", "x", "y", (LINE, Series(name, ((0.0, 4.0 * GiB),), "-", "#d62728")))
+    root = ET.fromstring(render_svg(chart))
+    # The name at the line's end is drawn in the line's colour (the legend's is black).
+    end = next(t for t in root.iter(f"{SVG}text") if t.get("fill") == "#d62728")
+    assert end.text == name
+    assert float(end.attrib["x"]) + 6.5 * len(name) <= float(root.attrib["width"])
+    short = ET.fromstring(render_svg(CHART))
+    assert short.attrib["width"] == "800"  # short names: the default size
+
+
+def test_svg_point_labels_stay_inside_the_plot() -> None:
+    """A labelled point on the x axis (none admitted at the target) has its text above the
+    axis, not over the tick labels; one at the top has it below the title."""
+    curve = Series("s", ((0.0, 100.0), (50.0, 0.0), (100.0, 0.0)))
+    notes = ((80.0, 0.0, "0 sequences at 80 tokens"), (1.0, 100.0, "100 sequences fit up to 1"))
+    chart = Chart("c", "x", "y", (curve,), annotations=notes, y_format=str)
+    texts = _svg_texts(render_svg(chart, height=400))
+    top, axis = 36, 400 - 64  # the plot's top and its x axis
+    for label in ("0 sequences at 80 tokens", "100 sequences fit up to 1"):
+        y = float(texts[label].attrib["y"])
+        assert top + 11 <= y <= axis - 2, (label, y)
