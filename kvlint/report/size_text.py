@@ -180,7 +180,13 @@ def _engine_line(engine: dict[str, Any]) -> str:
             f"max concurrency {engine['max_concurrency']:.2f}x at {engine['max_model_len']:,}"
         )
     if engine.get("fits") is False:
-        parts.append("the engine would refuse to start")
+        why = engine.get("refusal")
+        why = getattr(why, "value", why)  # the enum as sized, its text as read from JSON
+        parts.append(
+            f"the engine would refuse to start ({str(why).replace('-', ' ')})"
+            if why
+            else "the engine would refuse to start"
+        )
     if engine.get("missing"):
         parts.append("missing: " + ", ".join(engine["missing"]))
     return "; ".join(parts)
