@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import TextIO
 
 if TYPE_CHECKING:
@@ -50,6 +52,19 @@ class Reporter(abc.ABC):
     @abc.abstractmethod
     def finish(self, summary: Summary) -> None:
         """Called once at the end; write whatever was held back and the summary."""
+
+
+# json.dumps escapes the C0 controls, but with ensure_ascii=False it writes DEL and the C1
+# controls (U+0080 to U+009F, the 8-bit CSI among them) as they are: a YAML key path, a file name
+# or a plugin's text quoted in a JSON report must not reach a terminal as a control character.
+# They occur only inside strings, where ``\u0097`` is the same character to every JSON reader.
+_JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def json_text(document: Any) -> str:
+    """``document`` as the JSON reports write it: indented, non-ASCII text as it is, every
+    control character escaped."""
+    return json.dumps(document, indent=2, ensure_ascii=False).translate(_JSON_CONTROLS)
 
 
 def statistics_rows(summary: Summary, *, unsafe_fixes: bool = False) -> list[str]:

@@ -8,7 +8,6 @@ shows what it added or fixed), ``severity`` and ``location`` (``path`` and ``lin
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
+from kvlint.report.base import json_text
 
 if TYPE_CHECKING:
     from kvlint.linter import Summary
@@ -79,5 +79,5 @@ class GitlabReporter(Reporter):
     def finish(self, summary: Summary) -> None:
         seen: dict[str, int] = {}
         issues = [issue(f, seen) for f in sorted(self._findings, key=Finding.sort_key)]
-        json.dump(issues, self.stream, indent=2, ensure_ascii=False)
+        self.stream.write(json_text(issues))
         self.stream.write("\n")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import TextIO
 
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
+from kvlint.report.base import json_text
 
 if TYPE_CHECKING:
     from kvlint.finding import Finding
@@ -141,5 +141,5 @@ class JsonReporter(Reporter):
                 for e in summary.plugin_errors
             ],
         }
-        json.dump(document, self.stream, indent=2, ensure_ascii=False)
+        self.stream.write(json_text(document))
         self.stream.write("\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import urllib.parse
 from collections.abc import Iterable
@@ -22,6 +21,7 @@ from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
+from kvlint.report.base import json_text
 
 if TYPE_CHECKING:
     from kvlint.linter import Summary
@@ -161,7 +161,7 @@ def sarif_log(
 def write_sarif(
     stream: IO[str], findings: Sequence[Finding], rules: Iterable[RuleInfo] = ()
 ) -> None:
-    json.dump(sarif_log(findings, rules), stream, indent=2, ensure_ascii=False)
+    stream.write(json_text(sarif_log(findings, rules)))
     stream.write("\n")
 
 

@@ -148,3 +148,25 @@ spec:
     heading = next(line for line in text.splitlines() if line.startswith("### "))
     assert heading.startswith("### `deploy.yaml`: ``") and "<img" in heading  # in a code span
     assert "All checks passed" not in prose
+
+
+def test_json_reports_escape_del_and_the_c1_controls(tmp_path: Path) -> None:
+    """JSON escapes only the C0 controls itself: a deployment named with an 8-bit CSI (U+009B)
+    and DEL reached --format json and gitlab as they are (found by plugin_property_test)."""
+    import json
+
+    (tmp_path / "pod.yaml").write_text(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: "x\\x9b[2J\\x7fy"}\nspec:\n  containers:\n'
+        '    - name: "c\\x9b"\n      image: vllm/vllm-openai:v0.11.0\n'
+        '      args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-num-seqs", "0"]\n'
+    )
+    for fmt in ("json", "sarif", "gitlab"):
+        outcome = run_kvlint(
+            ["check", "--offline", "--no-config", "--format", fmt, "pod.yaml"], tmp_path
+        )
+        assert_well_behaved(outcome, concise=False)
+        assert not re.search("[\x7f-\x9f]", outcome.out), fmt
+        document = json.loads(outcome.out)
+        if fmt == "json":
+            names = [d["name"] for d in document["deployments"]]
+            assert names == ["Pod/x\x9b[2J\x7fy container c\x9b"], names
