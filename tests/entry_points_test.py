@@ -110,3 +110,27 @@ def test_a_finder_of_distributions_is_left_to_importlib_metadata(
 
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
     assert entry_points("kvlint.rules") is None
+
+
+def test_metadata_that_is_no_regular_file_is_never_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO as entry_points.txt and a /dev/zero link as METADATA (a pull request can add
+    both to a folder on sys.path): read through kvlint.reading, skipped without blocking or
+    filling memory; the distribution named by its folder."""
+    import os
+
+    site_dir = tmp_path / "site"
+    _dist(site_dir, "good-1.0.dist-info", "good", "[kvlint.rules]\ngood = good_rules\n")
+    fifo = site_dir / "fifo-1.0.dist-info"
+    fifo.mkdir()
+    os.mkfifo(fifo / "entry_points.txt")
+    zero = site_dir / "zero-1.0.dist-info"
+    zero.mkdir()
+    (zero / "entry_points.txt").write_text("[kvlint.rules]\nzero = zero_rules\n")
+    (zero / "METADATA").symlink_to("/dev/zero")
+    _site(monkeypatch, site_dir)
+    assert _ours("kvlint.rules") == [
+        ("good", "good_rules", "good"),
+        ("zero", "zero_rules", "zero"),
+    ]

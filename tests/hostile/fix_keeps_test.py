@@ -63,3 +63,24 @@ def test_a_shared_value_is_not_changed_under_its_alias(tmp_path: Path) -> None:
         "kvlint: pod.yaml:9:38: KV301 fix not applied: the value is anchored (`&seqs`) and an "
         "alias uses it: fixing it would change that use too"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [
+        # YAML 1.1's octal, as PyYAML's safe_load (vLLM's --config reader) reads it: 330.
+        ("0512", "x.yaml:3:15: KV301 [warning] [~] `max_num_seqs` 330 needs 1.29 TiB of KV cache"),
+        # YAML 1.2's octal is a string to PyYAML, so to vLLM: no integer.
+        ("0o17", "x.yaml:3:15: KV502 [error] `max-num-seqs` expects an integer, got `0o17`"),
+        # A reader error at its character, not 1:1.
+        ("5\x0112", "x.yaml:3:16: KV901 [error] invalid YAML: control characters are not allowed"),
+    ],
+)
+def test_a_value_reads_as_the_engines_yaml_reader_reads_it(
+    tmp_path: Path, value: str, line: str
+) -> None:
+    (tmp_path / "x.yaml").write_text(VLLM.format(value))
+    check = ("check", "--offline", "--no-config", "--gpu", "H100", "--format", "concise")
+    outcome = run_kvlint([*check, "x.yaml"], tmp_path)
+    assert_well_behaved(outcome)
+    assert outcome.lines()[0].startswith(line), outcome.lines()

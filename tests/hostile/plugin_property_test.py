@@ -311,3 +311,30 @@ def test_a_generated_plugin_never_breaks_the_run(
         assert code in (1, 2)
         # --fix writes the file it was given, never another in the tree or outside it.
         assert {p: (tree / p).read_bytes() for p in (OTHER, OUTSIDE)} == before
+
+
+class Endless(Rule):
+    __doc__ = DOC
+    code = "HYP900"
+    name = "endless"
+    severity = Severity.WARNING
+    needs_model = False
+
+    def check(self, dep: Any, sizing: Any) -> Iterator[Problem]:
+        while True:  # each one a valid Problem: only the count is wrong
+            yield Problem(dep.span, "again")
+
+
+def test_a_rule_that_yields_without_end_is_one_kv909(capsys: pytest.CaptureFixture[str]) -> None:
+    load = lambda: SimpleNamespace(get_rules=lambda: [Endless])  # noqa: E731
+    registry = build_registry([*BUILTINS, Source(PACKAGE, "endless = endless", load)])
+    with _in_tree(registry):
+        code = main([*ARGS, "--format", "concise", FILE])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    lines = out.splitlines()
+    assert BUILTIN_LINE in lines
+    assert [s for s in lines if " HYP900 " in s or " KV909 " in s] == [
+        f"{FILE}:1:1: KV909 [error] rule HYP900 `endless` of {PACKAGE!r} failed, so its findings "
+        "on this deployment are missing: it yielded more than 100,000 problems"
+    ]
