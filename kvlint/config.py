@@ -191,15 +191,29 @@ def find_config(start: Path) -> Path | None:
     ``start``; the walk stops at the repository root (a folder holding ``.git``)."""
     here = start if start.is_dir() else start.parent
     for folder in (here.resolve(), *here.resolve().parents):
-        for name in YAML_NAMES:
-            if (folder / name).is_file():
-                return folder / name
-        pyproject = folder / PYPROJECT
-        if pyproject.is_file() and _has_tool_kvlint(pyproject):
-            return pyproject
-        if (folder / ".git").exists():
+        found = config_in(folder)
+        if found is not None:
+            return found
+        if is_repository_root(folder):
             return None
     return None
+
+
+def config_in(folder: Path) -> Path | None:
+    """``folder``'s own config: a ``.kvlint.yaml`` (``.yml``), else a ``pyproject.toml`` with
+    ``[tool.kvlint]``; None when it has neither."""
+    for name in YAML_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    pyproject = folder / PYPROJECT
+    if pyproject.is_file() and _has_tool_kvlint(pyproject):
+        return pyproject
+    return None
+
+
+def is_repository_root(folder: Path) -> bool:
+    """Where the search for a config stops: a folder holding ``.git``."""
+    return (folder / ".git").exists()
 
 
 def _has_tool_kvlint(path: Path) -> bool:

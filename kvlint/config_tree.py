@@ -12,6 +12,7 @@ every mistake in every config is reported together.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from kvlint.config import Settings
-from kvlint.config import find_config
+from kvlint.config import config_in
+from kvlint.config import is_repository_root
 from kvlint.config import load_config
 from kvlint.config import resolve
 from kvlint.errors import KvlintError
@@ -60,6 +62,7 @@ class ConfigTree:
         self._fixed = config is not _DISCOVER
         self._fixed_path = config if isinstance(config, Path) else None
         self._nearest: dict[Path, Path | None] = {}  # folder -> its config file
+        self._reals: dict[Path, Path] = {}  # folder as given -> resolved
         self._settings: dict[Path | None, Settings] = {}  # config file -> resolved
 
     def config_for(self, path: Path) -> Path | None:
@@ -67,13 +70,40 @@ class ConfigTree:
         if self._fixed:
             return self._fixed_path
         folder = path if path.is_dir() else path.parent
-        try:
-            key = folder.resolve()
-        except (OSError, RuntimeError):  # RuntimeError: a symlink loop
-            key = folder.absolute()
-        if key not in self._nearest:
-            self._nearest[key] = find_config(key)
-        return self._nearest[key]
+        key = self._real(folder)
+        # As find_config walks up, but each folder's answer is kept for its children: a walk of
+        # 2,000 nested folders looked at every parent of every folder (cubic in the depth).
+        climbed: list[Path] = []
+        here = key
+        while here not in self._nearest:
+            climbed.append(here)
+            found = config_in(here)
+            if found is not None or is_repository_root(here) or here.parent == here:
+                self._nearest[here] = found
+                break
+            here = here.parent
+        answer = self._nearest[here]
+        for seen in climbed:
+            self._nearest[seen] = answer
+        return answer
+
+    def _real(self, folder: Path) -> Path:
+        """``folder`` resolved, from its parent's resolution when it is no link itself (one
+        lstat a folder instead of one per component, for every folder of a deep walk)."""
+        text = os.path.abspath(folder)
+        if ".." in Path(folder).parts:  # `link/..` is not what the text says: resolve it
+            return _resolved(Path(text))
+        climbed: list[Path] = []
+        here = Path(text)
+        while here not in self._reals and here.parent != here and not here.is_symlink():
+            climbed.append(here)
+            here = here.parent
+        real = self._reals.get(here)
+        if real is None:
+            real = self._reals[here] = _resolved(here)
+        for seen in reversed(climbed):
+            real = self._reals[seen] = real / seen.name
+        return real
 
     def settings_for(self, path: Path) -> Settings:
         """``path``'s Settings; a KvlintError when its config is wrong."""
@@ -110,3 +140,10 @@ class ConfigTree:
                 errors.append(exc)
         raise_all(errors)
         return out
+
+
+def _resolved(folder: Path) -> Path:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return folder.absolute()

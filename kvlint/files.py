@@ -75,15 +75,36 @@ def _resolved(path: Path) -> Path:
 
 
 def _walk(folder: Path, skip: Exclusions) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        here = Path(root)
-        dirs[:] = [d for d in dirs if d not in NEVER_WALKED and not skip.excluded(here / d, True)]
-        for name in files:
-            if not name.endswith(SUFFIXES) or name in CONFIG_FILES:
-                continue
-            path = here / name
-            if not skip.excluded(path, False):
-                yield path
+    """The files to check under ``folder``, as ``os.walk`` would find them (links to folders
+    listed, never followed; a folder that cannot be listed skipped), in no particular order.
+    Not ``os.walk`` itself: before Python 3.12 it recurses once per folder level, and a pull
+    request's 1,000 nested folders ended the run in a RecursionError."""
+    stack = [folder]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as scan:
+                entries = list(scan)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if _is_dir(entry):
+                if name in NEVER_WALKED or entry.is_symlink():
+                    continue
+                if not skip.excluded(here / name, True):
+                    stack.append(here / name)
+            elif name.endswith(SUFFIXES) and name not in CONFIG_FILES:
+                path = here / name
+                if not skip.excluded(path, False):
+                    yield path
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # a link to a folder too, as os.walk lists it
+    except OSError:
+        return False
 
 
 class Exclusions:
@@ -99,6 +120,7 @@ class Exclusions:
         self._specs: dict[tuple[str, ...], Any] = {}
         self._gitignores: dict[Path, Any] = {}  # folder -> its compiled .gitignore, or None
         self._roots: dict[Path, Path | None] = {}  # folder -> its repository root
+        self._chains: dict[Path, tuple[tuple[Path, Any], ...]] = {}  # see _ignore_chain
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         absolute = Path(os.path.abspath(path))
@@ -143,11 +165,7 @@ class Exclusions:
         root = self._root(path.parent)
         if root is None:
             return False
-        folders = [path.parent, *path.parent.parents]
-        for folder in folders[: folders.index(root) + 1]:
-            spec = self._gitignore(folder, root)
-            if spec is None:
-                continue
+        for folder, spec in self._ignore_chain(path.parent, root):
             relative = _relative(path, folder)
             if relative is None:
                 continue
@@ -157,15 +175,44 @@ class Exclusions:
         return False
 
     def _root(self, folder: Path) -> Path | None:
-        if folder not in self._roots:
-            parent = folder.parent
-            if (folder / ".git").exists():
-                self._roots[folder] = folder
-            elif parent == folder:
-                self._roots[folder] = None
-            else:
-                self._roots[folder] = self._root(parent)
-        return self._roots[folder]
+        """The repository root at or above ``folder``; a loop up the parents, not a recursion
+        (a file given 2,000 folders deep), each folder's answer kept for its children."""
+        climbed: list[Path] = []
+        root: Path | None = None
+        here = folder
+        while True:
+            if here in self._roots:
+                root = self._roots[here]
+                break
+            climbed.append(here)
+            if (here / ".git").exists():
+                root = here
+                break
+            if here.parent == here:
+                break
+            here = here.parent
+        for seen in climbed:
+            self._roots[seen] = root
+        return root
+
+    def _ignore_chain(self, folder: Path, root: Path) -> tuple[tuple[Path, Any], ...]:
+        """The folders from ``folder`` up to ``root`` that have ignore patterns, deepest first,
+        with their patterns: one step from the parent's chain, kept per folder (looking at every
+        parent of every path was quadratic in the depth of a tree, cubic with the path lengths)."""
+        climbed: list[Path] = []
+        here = folder
+        while here not in self._chains:
+            climbed.append(here)
+            if here == root or here.parent == here:
+                break
+            here = here.parent
+        chain = () if here in climbed else self._chains[here]
+        for seen in reversed(climbed):
+            spec = self._gitignore(seen, root)
+            if spec is not None:
+                chain = ((seen, spec), *chain)
+            self._chains[seen] = chain
+        return chain
 
     def _gitignore(self, folder: Path, root: Path) -> Any:
         if folder not in self._gitignores:

@@ -103,3 +103,25 @@ def test_a_long_input_ends_at_once(tmp_path: Path, name: str) -> None:
     assert outcome.code == code, outcome
     # One line each, however long the value quoted: cut in its middle (finding.message_text).
     assert all(len(line) < 2_200 for line in outcome.lines()), [len(s) for s in outcome.lines()]
+
+
+def test_a_tree_of_nineteen_hundred_nested_folders_ends_at_once(tmp_path: Path) -> None:
+    """A repository whose one deployment sits 1,900 folders deep (3.8 KB of path, under the
+    system's 4,096): the walk was a RecursionError (an internal error, exit 2) without a
+    config, and ran for more than ten minutes looking for each folder's config and .gitignore
+    files up every parent."""
+    from tests.hostile.scaling_test import _nested
+    from tests.hostile.scaling_test import remove_tree
+
+    try:
+        root = _nested(tmp_path / "repo", 1_900)
+        outcome = run_kvlint(["check", "--offline", "--format", "concise", "."], root)
+    finally:
+        remove_tree(tmp_path / "repo")
+    assert_well_behaved(outcome)
+    assert outcome.code == 0, outcome
+    (line,) = outcome.lines()
+    assert line.startswith("d/d/d/") and line.endswith(
+        "/x.yaml:1:1: KV907 [info] the files do not give the GPU type: the checks that need it "
+        "did not run (name the GPU with `--gpu` or `gpu` in the kvlint config)"
+    ), line[-300:]

@@ -10,10 +10,12 @@ hours."""
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -49,16 +51,20 @@ def _best(run: Callable[[], object]) -> float:
 
 
 def assert_linear(
-    make: Callable[[int], object], run: Callable[[object], object], size: int
+    make: Callable[[int], object],
+    run: Callable[[object], object],
+    size: int,
+    *,
+    growth: float = MAX_GROWTH,
 ) -> None:
-    """``run(make(size))`` takes at most MAX_GROWTH times ``run(make(size // 10))``."""
+    """``run(make(size))`` takes at most ``growth`` times ``run(make(size // 10))``."""
     small, big = make(size // 10), make(size)
     for _ in range(2):  # a second measurement before failing: another process may have run
         base = _best(lambda: run(small))
         grown = _best(lambda: run(big))
-        if grown <= MAX_GROWTH * max(base, 1e-4):
+        if grown <= growth * max(base, 1e-4):
             return
-    assert grown <= MAX_GROWTH * max(base, 1e-4), (
+    assert grown <= growth * max(base, 1e-4), (
         f"{size:,}: {grown:.3f} s, {grown / max(base, 1e-9):.0f}x the time of a tenth of it "
         f"({base:.4f} s); a linear path gives ~10x"
     )
@@ -195,3 +201,64 @@ def test_the_variable_substitution() -> None:
     assert_linear(lambda n: Token("$(A)" * (n // 4), None), lambda t: substitute(t, env), SCRIPT)  # type: ignore[arg-type]
     assert substitute(Token("x$(A)y$(B)", None), env).text == "x8192y$(B)"
     assert substitute(Token("$A-${A}", None), env, shell=True).text == "8192-8192"
+
+
+def _nested(root: Path, depth: int) -> Path:
+    """A repository of ``depth`` nested folders, a deployment at the bottom (a pull request can
+    add one: git keeps paths up to the system's 4,096 bytes, about 2,000 levels of `d/`)."""
+    (root / ".git").mkdir(parents=True)
+    here = root
+    for _ in range(depth):  # not os.makedirs: it recurses once per level before Python 3.12
+        here = here / "d"
+        here.mkdir()
+    (here / "x.yaml").write_text("model: meta-llama/Llama-3.1-8B-Instruct\n")
+    return root
+
+
+def remove_tree(top: Path) -> None:
+    """Remove a tree of any depth. Not shutil.rmtree, which recurses once per level before
+    Python 3.12: left to pytest's clean-up of old temporary folders, a tree of 1,000 levels
+    would end a later test session in a RecursionError."""
+    stack = [str(top)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack[-1]))
+        except FileNotFoundError:
+            stack.pop()
+            continue
+        folders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        if folders:
+            stack.extend(folders)
+            continue
+        for entry in entries:
+            os.unlink(entry.path)
+        os.rmdir(stack.pop())
+
+
+@pytest.fixture
+def deep_trees(tmp_path: Path) -> Iterator[Path]:
+    """A folder for nested trees, removed by ``remove_tree`` whatever the test did."""
+    try:
+        yield tmp_path / "deep"
+    finally:
+        remove_tree(tmp_path / "deep")
+
+
+def test_the_walk_of_nested_folders(deep_trees: Path) -> None:
+    """os.walk recursed per level (a RecursionError at 1,000 folders before Python 3.12), and
+    finding each folder's config and .gitignore files looked at every parent of every folder:
+    2,000 levels ran for more than ten minutes."""
+    from kvlint.config_tree import ConfigTree
+    from kvlint.files import collect_files
+    from kvlint.registry import default_registry
+
+    def run(root: object) -> None:
+        tree = ConfigTree(default_registry())  # each file's nearest config, as check finds it
+        assert len(collect_files([str(root)], tree.settings_for)) == 1
+
+    # Ten times the depth is ten times as many folders, each named by a path ten times as long:
+    # linear in the bytes of the paths is quadratic in the depth (growth x 10 allowed, a
+    # hundred times the time of a tenth; the cubic walk took a thousand times).
+    roots = iter(range(10))
+    make = lambda n: _nested(deep_trees / str(next(roots)), n)  # noqa: E731
+    assert_linear(make, run, 1_000, growth=10 * MAX_GROWTH)
