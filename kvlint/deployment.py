@@ -141,6 +141,12 @@ class Deployment:
     # GPUs across the pods one engine spans (a LeaderWorkerSet group, a Ray cluster), when it
     # spans more than its own pod; `gpu_count` stays the pod's own.
     group_gpus: Sourced[int] | None = None
+    # GPUs the engine sees when ``CUDA_VISIBLE_DEVICES`` (or ``NVIDIA_VISIBLE_DEVICES``) lists
+    # device numbers, spanned at the variable's value, and the variable's name.
+    visible_gpus: Sourced[int] | None = None
+    visible_gpus_from: str = ""
+    # The engine's workers come from a Ray cluster it joins (``RAY_ADDRESS``), not its pod.
+    joins_ray_cluster: bool = False
     # The model a custom resource beside the container says it serves (an llmaz OpenModel, an
     # OME BaseModel), and that resource ("OpenModel/qwen2-0--5b").
     claimed_model: Sourced[str] | None = None

@@ -31,6 +31,10 @@ class ParallelRules(NamedTuple):
     tensor: bool = True  # shards attention heads across GPUs
     pipeline: bool = True  # splits layers into stages
     replicates_kv_heads: bool = True  # past the KV heads each GPU holds a copy of one
+    data: bool = True  # runs data-parallel ranks of its own, each on its own GPUs
+    # Without a stated size it shards over every GPU it sees (TGI's --num-shard), so only a
+    # stated size can disagree with the pod's GPUs.
+    shards_over_visible_gpus: bool = False
 
 
 class EngineFacts(NamedTuple):
@@ -61,6 +65,9 @@ class EngineFacts(NamedTuple):
     # The engine puts layers on the GPU one by one (llama.cpp -ngl) rather than sharding them.
     offloads_layers: bool = False
     parallel: ParallelRules = ParallelRules("engine")  # how it splits a model across GPUs
+    # What the engine prints when its layout needs more GPUs than the node has, with
+    # ``{needed}`` and ``{available}`` to fill; None where kvlint has no text to quote.
+    world_size_refusal: str | None = None
     # The cache dtypes it starts with, by release: (first release, the dtypes), oldest first;
     # and those every release starts with although an old release's list leaves them out.
     cache_dtype_releases: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = ()

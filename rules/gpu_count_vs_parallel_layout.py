@@ -16,15 +16,12 @@ from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
+from kvlint.settled import EngineFacts
 from kvlint.sizing import Sizing
 
-# How each engine spells its parallel sizes in messages (the flags' own names).
-_NAMES = {
-    "vllm": ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"),
-    "sglang": ("tp_size", "pp_size", "dp_size"),
-    "tgi": ("num_shard", "", ""),
-}
-_ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+from . import _numbers as n
+
+_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
 # A variable standing for several arguments (`${H2OGPT_VLLM_ARGS}`, `$EXTRA_OPTS`).
 _ARGS_VARIABLE = re.compile(
     r"^\$[({]?[A-Za-z0-9_]*(ARGS|OPTS|OPTIONS|FLAGS|PARAMS|EXTRA)[A-Za-z0-9_]*[)}]?$"
@@ -66,9 +63,19 @@ def _layout(dep: Deployment, sizing: Sizing) -> Layout:
     else:
         tp, pp, dp = dep.tensor_parallel_size, dep.pipeline_parallel_size, dep.data_parallel_size
     attention = dep.enable_dp_attention
-    if dep.engine.value == "sglang" and attention is not None and attention.value:
+    if attention is not None and attention.value:
         dp = None  # SGLang's DP attention runs its DP ranks inside the TP group's GPUs
     return Layout(tp, pp, dp)
+
+
+def _names(facts: EngineFacts) -> tuple[str, str, str]:
+    """The engine's own names of its parallel sizes ("" for a split it does not make)."""
+    tensor, pipeline, data = _FIELDS
+    return (
+        facts.spelling(tensor),
+        facts.spelling(pipeline) if facts.parallel.pipeline else "",
+        facts.spelling(data) if facts.parallel.data else "",
+    )
 
 
 class GpuCountVsParallelLayout(Rule):
@@ -140,9 +147,11 @@ class GpuCountVsParallelLayout(Rule):
     needs_model = False
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        engine = dep.engine.value
+        facts = sizing.facts
+        if facts is None:
+            return
         layout = _layout(dep, sizing)
-        if engine == "tgi" and (layout.tp is None or layout.tp.default):
+        if facts.parallel.shards_over_visible_gpus and (layout.tp is None or layout.tp.default):
             return  # TGI shards over every GPU it sees unless --num-shard says otherwise
         if _RUNTIME.intersection(dep.runtime) or any("out of scope" in m for m in sizing.missing):
             return  # a size filled in at run time, or an accelerator whose cores TP counts
@@ -154,17 +163,17 @@ class GpuCountVsParallelLayout(Rule):
         ray = dep.distributed_executor_backend is not None and (
             dep.distributed_executor_backend.value == "ray"
         )
-        if dep.group_gpus is None and (ray or "RAY_ADDRESS" in dep.env):
+        if dep.group_gpus is None and (ray or dep.joins_ray_cluster):
             return  # the engine's workers come from a Ray cluster kvlint does not see
-        sizes = [(name, value) for name, value in zip(_NAMES[engine], layout, strict=True) if name]
+        sizes = [(name, value) for name, value in zip(_names(facts), layout, strict=True) if name]
         product = math.prod(value.value if value else 1 for _, value in sizes)
         nodes = dep.nnodes.value if dep.nnodes is not None and dep.group_gpus is None else 1
         local = dep.data_parallel_size_local
-        if engine == "vllm" and dep.data_parallel_rank is not None and local is None:
+        if dep.data_parallel_rank is not None and local is None:
             # `--data-parallel-rank`: this server is one DP rank of its own (an external load
             # balancer spreads requests over the ranks), on tensor x pipeline GPUs.
             local = Sourced(1, dep.data_parallel_rank.span, dep.data_parallel_rank.raw)
-        if engine == "vllm" and local is not None and dep.group_gpus is None:
+        if local is not None and dep.group_gpus is None:
             # Multi-node DP: this pod runs its own DP ranks, each tensor x pipeline GPUs.
             dp_total = layout.dp.value if layout.dp else 1
             needed = product // max(1, dp_total) * local.value
@@ -174,7 +183,7 @@ class GpuCountVsParallelLayout(Rule):
             what = _terms(sizes) + (f", over {nodes} nodes," if nodes > 1 else "")
         if needed == available.value:
             return
-        title = _ENGINES[engine]
+        title = n.engine_name(sizing)
         # The edit goes where the pod's GPU count is written; a group's total (LWS `size`
         # times the pods' GPUs) has no one value to change.
         raw = (available.raw or "").strip("'\"")
@@ -189,13 +198,11 @@ class GpuCountVsParallelLayout(Rule):
         if needed > available.value:
             quote = ""
             single = dep.group_gpus is None and nodes == 1 and local is None
-            if engine == "vllm" and single and product == needed:
+            refusal = facts.world_size_refusal
+            if refusal is not None and single and product == needed:
                 dp = layout.dp.value if layout.dp else 1
                 if dp == 1:
-                    quote = (
-                        f' ("please ensure that world_size ({needed}) is less than than max '
-                        f'local gpu count ({available.value})")'
-                    )
+                    quote = f' ("{refusal.format(needed=needed, available=available.value)}")'
             message = (
                 f"{what} needs {needed} GPUs, but {where.format(n=available.value)}: {title} "
                 f"will fail to start{quote}"
@@ -225,11 +232,8 @@ def _available(dep: Deployment) -> tuple[Sourced[int] | None, str]:
     fewer."""
     count = dep.group_gpus or dep.gpu_count
     where = "the group requests {n}" if dep.group_gpus is not None else "the pod requests {n}"
-    for var in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
-        visible = dep.env.get(var)
-        if count is None or visible is None or dep.group_gpus is not None:
-            continue
-        devices = [d for d in visible.value.split(",") if d.strip()]
-        if devices and all(d.strip().isdigit() for d in devices) and len(devices) < count.value:
-            return Sourced(len(devices), visible.span, visible.raw), f"`{var}` makes {{n}} visible"
+    visible = dep.visible_gpus
+    fewer = count is not None and visible is not None and visible.value < count.value
+    if fewer and visible is not None and dep.group_gpus is None:
+        return visible, f"`{dep.visible_gpus_from}` makes {{n}} visible"
     return count, where

@@ -130,3 +130,28 @@ def test_no_import_cycles() -> None:
     # A package's __init__ that imports its own modules is a cycle by this reading; there is
     # none in kvlint, so any cycle found is a real one.
     assert cycles == []
+
+
+# What a rule must not read: a Deployment's raw flags and environment (the settle step reads
+# them once, per engine), and which engine it is (an engine's difference is an EngineFacts field).
+RAW_READS = frozenset({"settings", "env"})
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _under(n, "kvlint_rules")))
+def test_rules_read_no_raw_flags_and_ask_no_engine_name(name: str) -> None:
+    from kvlint.engines import HOMES
+
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    raw = sorted(
+        f"line {node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in RAW_READS
+    )
+    asked = sorted(
+        f"line {node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        for operand in (node.left, *node.comparators)
+        if isinstance(operand, ast.Constant) and operand.value in HOMES
+    )
+    assert raw == [] and asked == [], f"{name} reads {raw + asked}"

@@ -15,6 +15,7 @@ import re
 from typing import NamedTuple
 
 from kvlint import codes
+from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
@@ -338,3 +339,22 @@ def claimed_devices(
     if span is None and product is None:
         return None
     return DeviceRequest(Sourced(count, span) if span is not None else None, product)
+
+
+_VISIBLE_DEVICES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+
+
+def read_visible_gpus(dep: Deployment) -> None:
+    """What a container's environment says about the GPUs its engine reaches: a device list in
+    ``CUDA_VISIBLE_DEVICES`` / ``NVIDIA_VISIBLE_DEVICES`` (numbers only: ``all`` or UUIDs say
+    nothing countable), and a Ray cluster it joins (``RAY_ADDRESS``)."""
+    for var in _VISIBLE_DEVICES:
+        visible = dep.env.get(var)
+        if visible is None:
+            continue
+        devices = [d.strip() for d in visible.value.split(",") if d.strip()]
+        if devices and all(d.isdigit() for d in devices):
+            dep.visible_gpus = Sourced(len(devices), visible.span, visible.raw)
+            dep.visible_gpus_from = var
+            break
+    dep.joins_ray_cluster = "RAY_ADDRESS" in dep.env

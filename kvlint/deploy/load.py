@@ -131,6 +131,7 @@ def _read_documents(
     from kvlint.deploy.claims import attach
     from kvlint.deploy.claims import model_resources
     from kvlint.deploy.gpu_facts import device_requests
+    from kvlint.deploy.gpu_facts import read_visible_gpus
 
     ctx = Context(source, problems)
     deployments: list[Deployment] = []
@@ -144,6 +145,7 @@ def _read_documents(
         attach(document.root, found, resources)
         deployments.extend(found)
     for dep in deployments:
+        read_visible_gpus(dep)
         ctx.problems.extend(dep.problems)
     return LoadResult(display, source.text, deployments, ctx.problems)
 

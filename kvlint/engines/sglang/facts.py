@@ -26,6 +26,8 @@ FACTS = EngineFacts(
         ("max_model_len", "context_length"),
         ("memory_fraction", "mem_fraction_static"),
         ("tensor_parallel_size", "tp_size"),
+        ("pipeline_parallel_size", "pp_size"),
+        ("data_parallel_size", "dp_size"),
     ),
     cache_8bit="fp8_e4m3",
     cache_4bit="nvfp4",

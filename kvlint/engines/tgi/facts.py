@@ -19,5 +19,11 @@ FACTS = EngineFacts(
     cache_8bit="fp8_e4m3fn",
     one_request_refusal="TGI cannot hold one full-length request",
     cache_dtype_releases=(((0,), KV_CACHE_DTYPES),),
-    parallel=ParallelRules("TGI", pipeline=False, replicates_kv_heads=False),
+    parallel=ParallelRules(
+        "TGI",
+        pipeline=False,
+        replicates_kv_heads=False,
+        data=False,
+        shards_over_visible_gpus=True,
+    ),
 )

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from kvlint.engines.vllm.effective import VllmSettled
     from kvlint.model.spec import ModelSpec
 
+# The multiprocessing executor's device check (``_check_cuda`` in
+# vllm/executor/multiproc_gpu_executor.py): more tensor x pipeline workers than the node's GPUs.
+WORLD_SIZE = (
+    "please ensure that world_size ({needed}) is less than than max local gpu count ({available})"
+)
+
 _DOCS = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.engines.vllm.errors import WORLD_SIZE
 from kvlint.settled import EngineFacts
 from kvlint.settled import ParallelRules
 
@@ -32,4 +33,5 @@ FACTS = EngineFacts(
     # 0.11 sizes differently (no CUDA-graph term, two capacity lines): the solver shows both.
     compared_releases=((None, "vLLM (current)"), ("0.11.0", "vLLM 0.11")),
     parallel=ParallelRules("vllm"),
+    world_size_refusal=WORLD_SIZE,
 )
