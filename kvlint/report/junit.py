@@ -31,8 +31,11 @@ def _path(path: str) -> str:
 
 
 def _xml_text(text: str) -> str:
-    """XML 1.0 cannot hold most C0 controls even escaped: they become U+FFFD."""
-    return "".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in text)
+    """XML 1.0 cannot hold most C0 controls even escaped, and DEL and the C1 controls (the
+    8-bit CSI among them) must not reach a terminal that shows the report: all become U+FFFD."""
+    return "".join(
+        c if c in "\t\n\r" or 0x20 <= ord(c) < 0x7F or ord(c) >= 0xA0 else "\ufffd" for c in text
+    )
 
 
 class JunitReporter(Reporter):
@@ -84,7 +87,7 @@ def _case(finding: Finding, path: str, failed: bool) -> ET.Element:
     case = ET.Element(
         "testcase",
         classname=path,
-        name=f"{finding.code} {finding.name} at {span.line}:{span.column}",
+        name=_xml_text(f"{finding.code} {finding.name} at {span.line}:{span.column}"),
     )
     case.set("file", path)
     case.set("line", str(span.line))

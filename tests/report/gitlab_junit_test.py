@@ -122,7 +122,8 @@ def test_junit_escapes_what_xml_cannot_hold() -> None:
     from kvlint.linter import summarise
     from kvlint.report.junit import JunitReporter
 
-    finding = Finding("KV501", "x", Severity.ERROR, Span("a<&>.yaml", 1, 1), "bad \x1b[31m <b>&")
+    message = "bad \x1b[31m <b>& \x7f\x9b1m"  # ESC, and DEL and the 8-bit CSI a plugin can write
+    finding = Finding("KV501", "x\x9b", Severity.ERROR, Span("a<&>.yaml", 1, 1), message)
     stream = io.StringIO()
     reporter = JunitReporter(stream)
     reporter.finding(finding)
@@ -131,4 +132,5 @@ def test_junit_escapes_what_xml_cannot_hold() -> None:
     case = next(ET.fromstring(stream.getvalue()).iter("testcase"))
     assert case.get("classname") == "a<&>.yaml"
     failure = case.find("failure")
-    assert failure is not None and failure.get("message") == "bad \ufffd[31m <b>&"
+    assert failure is not None and failure.get("message") == "bad \ufffd[31m <b>& \ufffd\ufffd1m"
+    assert case.get("name") == "KV501 x\ufffd at 1:1"
