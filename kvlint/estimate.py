@@ -96,6 +96,9 @@ class EngineEstimate:
     fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
     needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
+    # The engine starts with a shorter max_model_len than the files ask for, because one
+    # request of theirs does not fit its pool (TensorRT-LLM reduces maxSequenceLen): that length.
+    shortened_max_model_len: int | None = None
     first_principles_tokens: int | None = None  # what the same memory holds with no paging waste
     # Tokens of max_model_len requests admitted were every windowed layer paged by its window
     # alone (the hybrid allocator on, nothing in flight ahead of the window): what the engine

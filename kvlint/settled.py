@@ -41,8 +41,8 @@ class EngineFacts(NamedTuple):
     """What a rule may say about an engine without asking which engine it is: its name as
     people write it, how it spells each setting, and how it behaves where engines differ."""
 
-    name: str  # the registry key: vllm, sglang, llamacpp, tgi, ollama
-    display: str  # vLLM, SGLang, llama.cpp, TGI, Ollama
+    name: str  # the registry key: vllm, sglang, llamacpp, tgi, ollama, trtllm
+    display: str  # vLLM, SGLang, llama.cpp, TGI, Ollama, TensorRT-LLM
     # Deployment field -> the engine's own name for it (max_num_seqs -> max_running_requests)
     spellings: tuple[tuple[str, str], ...] = ()
     cache_8bit: str = "fp8"  # the engine's spelling of an 8-bit cache, for a fix
@@ -74,6 +74,21 @@ class EngineFacts(NamedTuple):
     unlisted_cache_dtypes: tuple[str, ...] = ()
     # An fp8 e4m3 cache needs compute capability 8.9 (vLLM's Triton KV writer asserts it).
     fp8_cache_needs_sm89: bool = False
+    # The engine's own words when attention heads do not divide by TP ({heads}, {tp} filled
+    # in), quoted by KV304; empty where kvlint has not read the engine's message.
+    tp_heads_refusal: str = (
+        "Total number of attention heads ({heads}) must be divisible by tensor parallel size "
+        "({tp})."
+    )
+    # The memory fraction is a share of what is free after the weights and buffers
+    # (TensorRT-LLM's free_gpu_memory_fraction), not of the GPU: the weights are weighed
+    # against the whole GPU.
+    fraction_of_free: bool = False
+    # Why an e4m3 cache fails on an older GPU, in the engine's own terms.
+    fp8_cache_refusal: str = (
+        "vLLM's kernels need 8.9 or newer and fail with \"type fp8e4nv not supported in this "
+        'architecture"'
+    )
     # The engine's spelling of a 4-bit cache (vLLM's nvfp4, llama.cpp's q4_0), if it has one:
     # the solver's levers and its engine table offer it beside ``cache_8bit``.
     cache_4bit: str | None = None

@@ -72,6 +72,9 @@ class MaxModelLenExceedsKvPool(Rule):
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
         engine = sizing.engine
+        if engine is not None and engine.shortened_max_model_len is not None:
+            yield from self._shortened(dep, sizing, engine.shortened_max_model_len)
+            return
         if engine is None or engine.refusal not in (Refusal.ONE_REQUEST, Refusal.CACHE_ALLOCATION):
             return
         settled = n.settled(sizing)
@@ -139,3 +142,33 @@ class MaxModelLenExceedsKvPool(Rule):
             verb = "Lower" if n.explicit(target) else "Set"
             fix = n.fix(f"{verb} {field} to {largest}", target, str(largest))
         yield Problem(span, message, fix, numbers, severity)
+
+    def _shortened(self, dep: Deployment, sizing: Sizing, shortened: int) -> Iterator[Problem]:
+        """The engine starts, but with a shorter max_model_len than the files ask for (a
+        warning: longer requests are refused at request time, not the deployment)."""
+        engine = sizing.engine
+        assert engine is not None
+        settled = n.settled(sizing)
+        available, needed = engine.available_kv_bytes, engine.needed_bytes_one_sequence
+        if available is None or needed is None:
+            return
+        written = settled.max_model_len
+        target: Sourced[Any] | None = written if n.explicit(written) else None
+        field = n.name(sizing, "max_model_len")
+        unset = "" if n.explicit(target) else " (not set: the model's full context)"
+        message = (
+            f"{field} {engine.max_model_len}{unset} needs {n.gib2(needed)} of KV cache for one "
+            f"request, more than the {n.gib2(available)} pool per GPU: "
+            f"{settled.facts.display} starts with it lowered to {shortened} and refuses longer "
+            "requests"
+        )
+        numbers = (
+            ("max_model_len", str(engine.max_model_len)),
+            ("needed per GPU, one request", n.gib2(needed)),
+            ("KV pool per GPU", n.gib2(available)),
+            ("the engine's max_model_len", str(shortened)),
+        )
+        span = target.span if target is not None else (dep.model or dep.engine).span
+        verb = "Lower" if n.explicit(target) else "Set"
+        fix = n.fix(f"{verb} {field} to {shortened}", target, str(shortened))
+        yield Problem(span, message, fix, numbers, Severity.WARNING)

@@ -50,7 +50,7 @@ class TpExceedsKvHeads(Rule):
     code = "KV304"
     name = "tp-exceeds-kv-heads"
     severity = Severity.WARNING
-    engines = frozenset({"vllm", "sglang", "tgi"})
+    engines = frozenset({"vllm", "sglang", "tgi", "trtllm"})
     fix_availability = FixAvailability.ALWAYS
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
@@ -66,15 +66,14 @@ class TpExceedsKvHeads(Rule):
         if tp <= 1 or spec.attention_kind == "MLA" or kv_heads < 1:
             return
         label, model = n.name(sizing, "tensor_parallel_size"), n.model_name(spec)
+        rules_text = n.settled(sizing).facts.tp_heads_refusal
         problem = tp_problem(spec, rules, tp)
         if problem is not None:
             best = max(t for t in range(1, tp) if tp_problem(spec, rules, t) is None)
             if heads % tp:
                 what = f"does not divide the {heads} attention heads of {model}"
-                quote = (
-                    f' ("Total number of attention heads ({heads}) must be divisible by '
-                    f'tensor parallel size ({tp}).")'
-                )
+                said = rules_text.format(heads=heads, tp=tp)
+                quote = f' ("{said}")' if said else ""
             elif "KV heads" in problem:
                 what, quote = f"does not divide the {kv_heads} KV heads of {model}", ""
             else:

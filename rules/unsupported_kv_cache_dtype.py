@@ -138,8 +138,8 @@ class UnsupportedKvCacheDtype(Rule):
         # backend-dependent (vllm#50882, open), so the fix is a 16-bit cache.
         message = (
             f"`kv_cache_dtype` `{value.value}` is fp8 e4m3, which the {gpu.display} (compute "
-            f"capability {gpu.compute_capability}) cannot store: vLLM's kernels need 8.9 or "
-            f'newer and fail with "type fp8e4nv not supported in this architecture"'
+            f"capability {gpu.compute_capability}) cannot store: "
+            f"{settled.facts.fp8_cache_refusal}"
         )
         numbers = (("GPU", gpu.display), ("compute capability", gpu.compute_capability))
         yield Problem(

@@ -65,7 +65,7 @@ class WeightsExceedGpuMemory(Rule):
     code = "KV303"
     name = "weights-exceed-gpu-memory"
     severity = Severity.ERROR
-    engines = frozenset({"vllm", "sglang", "tgi", "llamacpp"})
+    engines = frozenset({"vllm", "sglang", "tgi", "llamacpp", "trtllm"})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
@@ -85,7 +85,8 @@ class WeightsExceedGpuMemory(Rule):
         fraction, available = engine.memory_fraction, engine.available_kv_bytes
         if weights is None or fraction is None:
             return
-        budget = total * fraction
+        of_free = settled.facts.fraction_of_free
+        budget = total if of_free else total * fraction
         alone = weights > budget
         tp = settled.tensor_parallel_size.value
         other = 0 if alone else max(0, round(budget) - weights - (available or 0))
@@ -94,7 +95,9 @@ class WeightsExceedGpuMemory(Rule):
             f"{n.name(sizing, 'tensor_parallel_size')} {tp})"
         )
         limit = (
-            f"{n.name(sizing, 'memory_fraction')} {fraction:g} of the {gpu.display} "
+            f"the {gpu.display}'s {n.gib(budget)}"
+            if of_free
+            else f"{n.name(sizing, 'memory_fraction')} {fraction:g} of the {gpu.display} "
             f"({n.gib(budget)})"
         )
         if alone:
@@ -103,7 +106,12 @@ class WeightsExceedGpuMemory(Rule):
             message = (
                 f"the weights take {where} and activations and runtime {n.gib(other)} more, "
                 f"together over {limit}: "
-                f'no memory is left for the KV cache ("No available memory for the cache blocks")'
+                + (
+                    f"no memory is left for the KV cache ({engine.error})"
+                    if of_free
+                    else 'no memory is left for the KV cache ("No available memory for the '
+                    'cache blocks")'
+                )
             )
         numbers = (
             ("weights per GPU", n.gib(weights)),

@@ -13,7 +13,10 @@ from kvlint.deploy.argv import commands
 from kvlint.deploy.argv import nested_commands
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
-_WRAPPERS = frozenset({"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset"})
+# trtllm-llmapi-launch runs the command it is given under MPI (one process per rank).
+_WRAPPERS = frozenset(
+    {"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset", "trtllm-llmapi-launch"}
+)
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 # `python -m <module>` -> engine (NVIDIA Dynamo wraps the engines in dynamo.<engine>).
@@ -24,6 +27,8 @@ _MODULES = {
     "dynamo.vllm": "vllm",
     "sglang.launch_server": "sglang",
     "dynamo.sglang": "sglang",
+    "dynamo.trtllm": "trtllm",
+    "tensorrt_llm.commands.serve": "trtllm",
 }
 # program basename -> engine (with the sub-command it needs, if any)
 _PROGRAMS = {
@@ -32,7 +37,11 @@ _PROGRAMS = {
     "llama-server": ("llamacpp", None),
     "text-generation-launcher": ("tgi", None),
     "ollama": ("ollama", "serve"),
+    "trtllm-serve": ("trtllm", None),  # also `trtllm-serve serve MODEL` (its click group)
+    "trtllm-build": ("trtllm", None),  # the engine's limits, served by a later trtllm-serve
 }
+# NVIDIA NIM for LLMs: nvcr.io/nim/<org>/<model>:<tag>, whose entrypoint is the server.
+_NIM = re.compile(r"(?:^|/)nim/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)(?=[:@]|$)", re.IGNORECASE)
 
 # The llm-d images that ship vLLM (ghcr.io/llm-d/llm-d, -cuda, -xpu, ...), not the project's
 # scheduler, routing sidecar or simulator images (llm-d-inference-scheduler, ...).
@@ -46,6 +55,7 @@ _IMAGE_ENGINES = (
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
     (re.compile(rf"vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
+    (re.compile(r"tensorrt[-_]?llm|trtllm|(?:^|/)nim/", re.IGNORECASE), "trtllm"),
 )
 # Images whose entrypoint is the server itself, so `args` alone are the engine's flags.
 _SERVER_IMAGES = (
@@ -53,6 +63,7 @@ _SERVER_IMAGES = (
     (re.compile(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
+    (_NIM, "trtllm"),
 )
 
 
@@ -99,6 +110,8 @@ def _scan(argv: list[Token]) -> Invocation | None:
         base = _basename(text)
         if base in _PROGRAMS and (i == 0 or _basename(tokens[i - 1].text) not in ("-m",)):
             engine, sub = _PROGRAMS[base]
+            if base == "trtllm-serve" and tokens[i + 1 : i + 2] and tokens[i + 1].text == "serve":
+                return Invocation(engine, tokens[i + 2 :], token, "trtllm-serve serve")
             if sub is None:
                 return Invocation(engine, tokens[i + 1 :], token, base)
             if i + 1 < len(tokens) and tokens[i + 1].text == sub:
@@ -133,11 +146,17 @@ def _script(tokens: list[Token]) -> Invocation | None:
             nested = script.aligner is not None  # the script is one word of a string
             # `sh -c script $0 $1 ...`: the words after the script are its `$0`, `$1`, ...
             positional = rest[2:]
+            build: Invocation | None = None
             for command in nested_commands(script) if nested else commands(script.node):
                 found = _scan(command)
+                if found is not None and found.launcher == "trtllm-build":
+                    build = found  # its limits hold for the trtllm-serve that serves the engine
+                    continue
                 if found is not None:
+                    if build is not None and found.engine == "trtllm":
+                        found = found._replace(args=build.args + found.args)
                     return found._replace(args=_expand_all(found.args, positional))
-            return None
+            return build
     return None
 
 
@@ -168,6 +187,13 @@ def image_engine(image: str) -> str | None:
     return None
 
 
+def nim_model(image: str) -> str | None:
+    """The model an NVIDIA NIM image serves, as its name states it (``meta/llama-3.1-8b-instruct``
+    from ``nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4``), or None for another image."""
+    found = _NIM.search(image)
+    return f"{found.group(1)}/{found.group(2)}" if found else None
+
+
 def server_image_engine(image: str) -> str | None:
     """The engine an image *starts* with no command (its entrypoint is the server)."""
     if _NOT_ENGINES.search(image):
@@ -185,6 +211,8 @@ _OFFICIAL_IMAGES = {
     "llamacpp": re.compile(r"(^|/)(ggml-org|ggerganov)/llama\.cpp", re.IGNORECASE),
     "tgi": re.compile(r"huggingface/text-generation-inference", re.IGNORECASE),
     "ollama": re.compile(r"(^|/)ollama/ollama", re.IGNORECASE),
+    # nvcr.io/nvidia/tensorrt-llm/release:1.2.1 (a NIM's tag is the NIM's release, not this)
+    "trtllm": re.compile(r"(^|/)nvidia/tensorrt-llm/release", re.IGNORECASE),
 }
 _SEMVER_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
 _LLAMA_BUILD_RE = re.compile(r"(?:^|-)(b\d{3,6})(?:$|-)")

@@ -25,8 +25,9 @@ from kvlint.source.nodes import Sequence
 
 # Serving stacks kvlint has no reader for, by image (the registries' own names).
 _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
-    (re.compile(r"tritonserver|tensorrt[-_]?llm|trtllm", re.IGNORECASE), "TensorRT-LLM"),
+    # Triton with the TensorRT-LLM backend is configured by its model repository's
+    # config.pbtxt, which kvlint does not read (trtllm-serve, NIM and Dynamo's worker it does).
+    (re.compile(r"tritonserver", re.IGNORECASE), "Triton's TensorRT-LLM backend"),
     (re.compile(r"lmdeploy", re.IGNORECASE), "LMDeploy"),
     (re.compile(r"local-?ai", re.IGNORECASE), "LocalAI"),
     (re.compile(r"aphrodite", re.IGNORECASE), "Aphrodite"),
@@ -45,8 +46,7 @@ _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # Server programs of those stacks (the program's basename) and Python modules started with -m.
 _PROGRAMS = {
-    "trtllm-serve": "TensorRT-LLM",
-    "tritonserver": "TensorRT-LLM",
+    "tritonserver": "Triton's TensorRT-LLM backend",
     "lmdeploy": "LMDeploy",
     "local-ai": "LocalAI",
     "aphrodite": "Aphrodite",
@@ -64,7 +64,6 @@ _MODULES = {
     "lmdeploy": "LMDeploy",
     "aphrodite.endpoints.openai.api_server": "Aphrodite",
     "mlc_llm": "MLC LLM",
-    "tensorrt_llm.commands.serve": "TensorRT-LLM",
     "sglang_router.launch_server": "SGLang's router launcher",
     "fastchat.serve.vllm_worker": "FastChat's vLLM worker",
     "huggingfaceserver": "KServe's Hugging Face server",
@@ -87,6 +86,7 @@ _ENGINE_NAMES = {
     "llamacpp": "llama.cpp",
     "tgi": "TGI",
     "ollama": "Ollama",
+    "trtllm": "TensorRT-LLM",
 }
 # Flags that only an engine spells so: args made of them are an engine's, whatever the image.
 _FLAGS = {
@@ -104,6 +104,9 @@ _FLAGS = {
     "sglang": frozenset({"--model-path", "--tp-size", "--mem-fraction-static", "--context-length"}),
     "tgi": frozenset({"--model-id", "--num-shard", "--max-total-tokens", "--max-input-tokens"}),
     "llamacpp": frozenset({"--ctx-size", "--n-gpu-layers", "-ngl", "--parallel", "-ctk"}),
+    "trtllm": frozenset(
+        {"--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--extra_llm_api_options"}
+    ),
 }
 # Environment variables only an engine reads (vLLM's VLLM_*, llama.cpp's LLAMA_ARG_*).
 _ENV_PREFIXES = {"vllm": "VLLM_", "sglang": "SGLANG_", "llamacpp": "LLAMA_ARG_"}

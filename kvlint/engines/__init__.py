@@ -58,9 +58,15 @@ HOMES: dict[str, str] = {
     "llamacpp": "kvlint.engines.llamacpp",
     "tgi": "kvlint.engines.tgi",
     "ollama": "kvlint.engines.ollama",
+    "trtllm": "kvlint.engines.trtllm",
 }
 NAMES = tuple(HOMES)
-_ALIASES = {"llama.cpp": "llamacpp", "llama-cpp": "llamacpp"}
+_ALIASES = {
+    "llama.cpp": "llamacpp",
+    "llama-cpp": "llamacpp",
+    "tensorrt-llm": "trtllm",
+    "tensorrt_llm": "trtllm",
+}
 
 
 def canonical(name: str) -> str:

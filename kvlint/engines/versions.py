@@ -10,4 +10,5 @@ NEWEST: dict[str, str] = {
     "llamacpp": "0c1e570",  # the git commit research/engines.md read (2026)
     "tgi": "3.3.6",
     "ollama": "0.12.0",
+    "trtllm": "1.2.1",  # serve.py and _util.py as read (trtllm-serve keeps BuildConfig)
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from kvlint import codes
+from kvlint.deploy import nim
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.argv import substitute
@@ -22,6 +23,7 @@ from kvlint.deploy.compose_vars import shell_defaults
 from kvlint.deploy.detect import Invocation
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import nim_model
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
 from kvlint.deploy.gpu_facts import DeviceRequest
@@ -207,6 +209,9 @@ def container_deployment(
         if engine_name is None and any(key.startswith("OLLAMA_") for key in env):
             engine_name = "ollama"
         engine_name = engine_name or default_engine
+    served = nim_model(image) if image else None
+    if served is not None and engine_name is not None:
+        engine_name = nim.profile_engine(image, env)
     if engine_name is None:
         reason = unread_server(
             image, command, args, command_given=command_node is not None, env=list(env)
@@ -240,6 +245,9 @@ def container_deployment(
             dep.engine_version = Sourced(version, image_node.span, image_node.raw)
     dep.env = {key: Sourced(token.text, token.span, token.raw) for key, token in env.items()}
     engine.apply_env(dep, env)
+    if served is not None:
+        served_at = image_node.span if image_node is not None else container.span
+        nim.apply(dep, engine, env, Sourced(served, served_at))
     for var in engine.args_env:
         token = env.get(var)
         if token is not None and token.node is not None:

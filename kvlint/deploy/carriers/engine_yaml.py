@@ -1,4 +1,5 @@
-"""An engine's own config file: ``vllm serve --config file.yaml`` (and SGLang's ``--config``).
+"""An engine's own config file: ``vllm serve --config file.yaml`` (and SGLang's ``--config``,
+TensorRT-LLM's ``--extra_llm_api_options`` / ``--config`` YAML of LLM API fields).
 
 Keys are CLI long names, dashes or underscores (vllm/utils/argparse_utils.py
 ``FlexibleArgumentParser.load_config_file``: every key becomes ``--key``).
@@ -17,6 +18,10 @@ NAME = "engine_yaml"
 
 # Keys only one engine spells so: they decide between vLLM and SGLang config files.
 _SGLANG_ONLY = frozenset({"model-path", "context-length", "mem-fraction-static", "tp-size"})
+# LLM API sections only TensorRT-LLM's YAML has (tensorrt_llm/llmapi/llm_args.py).
+_TRTLLM_ONLY = frozenset(
+    {"kv-cache-config", "cuda-graph-config", "moe-config", "disable-overlap-scheduler"}
+)
 
 
 def _keys(root: Node) -> list[str]:
@@ -31,6 +36,8 @@ def engine_of(root: Node) -> str | None:
     if not keys or "apiVersion" in keys or "kvlint" in keys:
         return None
     engine = "sglang" if _SGLANG_ONLY.intersection(keys) else "vllm"
+    if _TRTLLM_ONLY.intersection(keys):
+        engine = "trtllm"
     spec = ENGINES[engine].spec
     names = [spec.canonical("--" + key) for key in keys]
     known = sum(1 for name in names if name is not None)
@@ -38,6 +45,7 @@ def engine_of(root: Node) -> str | None:
     # `host`, `port`), so an application's own config is not taken for an engine's.
     # (A file of flags only, even `model:` alone, is a config.)
     relevant = any(name in spec.settings and name != spec.model_flag for name in names)
+    relevant = relevant or (engine == "trtllm" and "kv-cache-config" in keys)
     if known == len(keys) or (relevant and known >= (len(keys) * 2 + 2) // 3):
         return engine
     return None

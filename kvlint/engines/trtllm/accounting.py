@@ -1,0 +1,199 @@
+"""TensorRT-LLM's KV pool: free memory after loading times ``free_gpu_memory_fraction``, in
+blocks of ``tokens_per_block``, per rank.
+
+Mirrors NVIDIA/TensorRT-LLM (commits in ``defaults``):
+
+* PyTorch backend, ``tensorrt_llm/_torch/pyexecutor/_util.py`` ``KvCacheCreator._cal_max_memory``:
+  after a profiling forward of ``max_num_tokens`` tokens, ``available_kv_mem = (total_gpu_memory -
+  peak_memory + temporary_kv) * fraction`` ("Peak memory during memory usage profiling (torch +
+  non-torch): X GiB, available KV cache memory when calculating max tokens: Y GiB"), clamped by
+  ``kv_cache_config.max_gpu_total_bytes``; the pool is that over the per-token size.
+* C++ runtime (engines built by ``trtllm-build``), ``cpp/tensorrt_llm/batch_manager/
+  kvCacheManager.cpp`` ``calculateMaxNumBlocks``: ``freePrimaryMemBytes = (freeMem +
+  memoryPoolFree) * freeMemFraction`` after the engine, its execution context, runtime buffers
+  and decoder are allocated ("Memory usage when calculating max tokens in paged kv cache: total:
+  X GiB, available: Y GiB"); with ``max_tokens`` also set "the smaller value will be used".
+* Both: ``blocksInPrimaryPool = ceilDiv(maxTokens, tokensPerBlock)`` ("Number of blocks in KV
+  cache primary pool: N"); the pool holds blocks x tokens_per_block tokens ("[MemUsageChange]
+  Allocated X GiB for max tokens in paged KV cache (N)"). Each rank holds ceil(kv_heads / TP)
+  heads of its pipeline stage's layers (all heads with attention data parallelism); an MLA layer
+  stores ``kv_lora_rank + qk_rope_head_dim`` once.
+* When one request of ``max_seq_len`` does not fit, the runtime warns "maxAttentionWindow and
+  maxSequenceLen are too large for at least one sequence to fit in kvCache. they are reduced to
+  N" and starts with N = (blocks - 1) x tokens_per_block + 1 (82 blocks of 64 -> 5185 in a
+  published log); ``--fail_fast_on_attention_window_too_large`` makes that an error instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvlint.arith.kv import KvSize
+from kvlint.arith.parallel import tp_problem
+from kvlint.arith.weights import pp_layer_ranges
+from kvlint.arith.weights import weight_bytes_per_gpu
+from kvlint.engines.common import ceil_div
+from kvlint.engines.common import head_dims
+from kvlint.engines.common import without_storage
+from kvlint.engines.trtllm import defaults as D
+from kvlint.engines.trtllm.effective import TrtllmSettled
+from kvlint.engines.trtllm.facts import FACTS
+from kvlint.estimate import EngineEstimate
+from kvlint.estimate import Refusal
+from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
+from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheTypes
+from kvlint.units import GiB
+
+
+def layer_bytes(layer: LayerSpec, types: CacheTypes, kv_tp: int) -> int:
+    """One token of one layer on one rank, as the KV cache manager sizes it."""
+    if layer.kind in (CacheKind.SHARED, CacheKind.STATE, CacheKind.NONE):
+        return 0
+    if layer.kind is CacheKind.MLA:
+        return types.k.bytes_for(layer.head_dim_k)
+    heads = ceil_div(max(1, layer.kv_heads), max(1, kv_tp))
+    head_k, head_v = head_dims(layer)
+    return types.k.bytes_for(heads * head_k, heads) + types.v.bytes_for(heads * head_v, heads)
+
+
+def activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
+    """The profiling forward's peak over the weights: ``tokens`` hidden states and the MLP's
+    fused gate/up output and its activation, in 16 bits (first principles, not fitted)."""
+    intermediate = (spec.intermediate_size or 4 * spec.hidden_size) // max(1, tp)
+    return tokens * (3 * intermediate + 4 * spec.hidden_size) * 2
+
+
+def decoder_bytes(spec: ModelSpec, batch: int, beams: int) -> int:
+    """The C++ runtime's decoder and runtime buffers: float32 logits for every sequence slot
+    (``max_batch_size x max_beam_width x vocab``), allocated before the pool is sized."""
+    return batch * beams * spec.vocab_size * 4
+
+
+def estimate(s: TrtllmSettled) -> EngineEstimate:
+    """What TensorRT-LLM allocates for the settled deployment."""
+    spec, gpu = s.spec, s.gpu
+    tp, pp = s.tensor_parallel_size.value, s.pipeline_parallel_size.value
+    notes = list(s.notes)
+    context = s.max_model_len.value
+    assert s.memory_fraction is not None and s.block_size is not None
+    fraction = s.memory_fraction.value
+    block = max(1, s.block_size.value)
+    filled: list[tuple[str, object]] = []
+    for name in ("engine_version", "max_model_len", "memory_fraction", "max_num_seqs"):
+        value = getattr(s, "version" if name == "engine_version" else name)
+        if value is not None and value.default:
+            filled.append((name, value.value))
+    if s.block_size.default:
+        filled.append(("block_size", block))
+    quantization = s.quantization.value if s.quantization is not None else None
+    dtype = s.dtype.value if s.dtype is not None else None
+    weights = weight_bytes_per_gpu(
+        spec, tp=tp, pp=pp, stage=0, quantization=quantization, dtype=dtype
+    )
+    base = EngineEstimate(
+        engine="trtllm",
+        version=str(s.version.value),
+        max_model_len=context,
+        memory_fraction=fraction,
+        weights_bytes=weights,
+        block_size=block,
+        defaults=tuple(filled),
+        notes=tuple(notes),
+    )
+    types = s.cache_types
+    if types is None:
+        return without_storage(s, base)
+    start, end = pp_layer_ranges(spec.num_layers, pp)[0]
+    kv_tp = 1 if s.attention_dp else tp
+    per_token = sum(layer_bytes(layer, types, kv_tp) for layer in spec.layers[start:end])
+    if any(layer.kind.bounded for layer in spec.layers[start:end]):
+        notes.append("windowed layers charged for every token (per-window pools not modelled)")
+    per_request = ceil_div(context, block)
+    base = replace(
+        base,
+        bytes_per_token=per_token,
+        blocks_per_request=per_request,
+        needed_bytes_one_sequence=per_request * block * per_token,
+        notes=tuple(notes),
+    )
+    problem = tp_problem(spec, FACTS.parallel, tp)
+    if problem is not None:
+        return replace(base, fits=False, error=problem, refusal=Refusal.LAYOUT)
+    budget = s.kv_cache_memory_bytes.value if s.kv_cache_memory_bytes is not None else None
+    total = gpu.total_bytes if gpu is not None else None
+    available: int | None = None
+    if total is not None:
+        held = D.CONTEXT_BYTES if tp * pp == 1 else D.CONTEXT_BYTES_MULTI_GPU
+        batch = s.max_num_seqs.value if s.max_num_seqs is not None else D.MAX_BATCH_SIZE
+        tokens = s.max_num_batched_tokens.value if s.max_num_batched_tokens else D.MAX_NUM_TOKENS
+        held += activation_bytes(spec, tokens, tp)
+        if s.backend == "tensorrt":
+            held += decoder_bytes(spec, batch, s.beam_width)
+        if weights > total - held:
+            return replace(
+                base,
+                gpu_total_bytes=total,
+                available_kv_bytes=0,
+                fits=False,
+                refusal=Refusal.WEIGHTS,
+                error=(
+                    f"CUDA out of memory loading the weights: {weights / GiB:.2f} GiB per GPU "
+                    f"beside {held / GiB:.2f} GiB of runtime buffers, of {total / GiB:.2f} GiB"
+                ),
+            )
+        free = total - held - weights
+        available = int(free * fraction)
+        if budget is not None:
+            available = min(available, budget)
+    elif budget is not None:
+        available = budget
+    if available is None:
+        return replace(base, missing=("GPU type",))
+    max_tokens = available // per_token if per_token else 0
+    if s.max_tokens is not None and s.max_tokens < max_tokens:
+        max_tokens = s.max_tokens
+        notes.append(f"kv_cache_config.max_tokens {s.max_tokens:,} caps the pool")
+    blocks = ceil_div(max_tokens, block)
+    pool_tokens = blocks * block
+    common = replace(
+        base,
+        gpu_total_bytes=total,
+        available_kv_bytes=available,
+        num_blocks=blocks,
+        kv_cache_tokens=pool_tokens,
+        max_concurrency=round(pool_tokens / context, 2) if context else None,
+        admitted=blocks // per_request if per_request else None,
+        first_principles_tokens=KvSize(spec, types).tokens_fitting(available * tp * pp),
+        notes=tuple(notes),
+    )
+    if blocks == 0:
+        return replace(
+            common,
+            fits=False,
+            refusal=Refusal.NO_CACHE_MEMORY,
+            error=(
+                f"no memory left for the KV cache: {available / GiB:.2f} GiB after the weights "
+                f"and buffers holds no block of {block} tokens"
+            ),
+        )
+    if blocks < per_request:
+        shortened = (blocks - 1) * block + 1
+        if s.fail_fast:
+            return replace(
+                common,
+                fits=False,
+                refusal=Refusal.ONE_REQUEST,
+                estimated_max_model_len=shortened,
+                error=(
+                    "the attention window is too large to fit even a single sequence in the "
+                    "KV cache (--fail_fast_on_attention_window_too_large)"
+                ),
+            )
+        notes.append(
+            f"maxSequenceLen {context:,} does not fit one sequence: TensorRT-LLM reduces it "
+            f"to {shortened:,}"
+        )
+        return replace(common, fits=True, shortened_max_model_len=shortened, notes=tuple(notes))
+    return replace(common, fits=True)

@@ -1,0 +1,152 @@
+"""TensorRT-LLM's settle step: what ``trtllm-serve`` (or Dynamo's TensorRT-LLM worker, or an
+engine built by ``trtllm-build``) will run with for one deployment.
+
+The only place kvlint reads TensorRT-LLM's settings off a Deployment: the typed fields its flag
+table fills and the options without a field (``--backend``, ``kv_cache_config.max_tokens``,
+``--fail_fast_on_attention_window_too_large``, ``--enable_attention_dp``, the build's flags).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
+from kvlint.engines.common import computed_dtype
+from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import parallel_size
+from kvlint.engines.common import plain
+from kvlint.engines.common import storage
+from kvlint.engines.common import switch
+from kvlint.engines.trtllm import defaults as D
+from kvlint.engines.trtllm.facts import FACTS
+from kvlint.engines.versions import NEWEST
+from kvlint.gpus import GpuSpec
+from kvlint.model.overrides import length_origin
+from kvlint.model.spec import ModelSpec
+from kvlint.settled import Request
+from kvlint.settled import Settled
+from kvlint.versions import parse_version
+
+# Options only trtllm-build takes: a container that runs it serves the engine it built, through
+# the C++ runtime (the TensorRT backend), not the PyTorch backend.
+_BUILD_ONLY = ("checkpoint-dir", "output-dir", "kv-cache-type", "gemm-plugin", "max-input-len")
+
+
+@dataclass(frozen=True)
+class TrtllmSettled(Settled):
+    """TensorRT-LLM's Settled, with what only its accounting reads."""
+
+    backend: str = D.BACKEND  # pytorch, or tensorrt for an engine built by trtllm-build
+    max_tokens: int | None = None  # kv_cache_config.max_tokens: caps the pool
+    fail_fast: bool = False  # --fail_fast_on_attention_window_too_large
+    attention_dp: bool = False  # enable_attention_dp: every rank keeps all KV heads
+    beam_width: int = D.MAX_BEAM_WIDTH
+
+
+def read(dep: Deployment) -> Request:
+    """What ``dep`` asks of TensorRT-LLM: its typed fields, and the options it reads that have
+    no field (read here and nowhere else)."""
+    built = next((dep.settings[k] for k in _BUILD_ONLY if k in dep.settings), None)
+    return Request.of(
+        dep,
+        **{
+            "backend": dep.settings.get("backend"),
+            "built-engine": built,
+            "kv-cache-config.max-tokens": dep.settings.get("kv-cache-config.max-tokens"),
+            "fail-fast": dep.settings.get("fail-fast-on-attention-window-too-large"),
+            "enable-attention-dp": dep.settings.get("enable-attention-dp"),
+            "max-beam-width": dep.settings.get("max-beam-width"),
+        },
+    )
+
+
+def settle(dep: Deployment, spec: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettled:
+    """What TensorRT-LLM will run with for ``dep`` serving ``spec`` on ``gpu``."""
+    return resolve(read(dep), spec, gpu)
+
+
+def _backend(req: Request) -> str:
+    written = plain(req.extra("backend"))
+    if written is not None:
+        return "tensorrt" if str(written) in ("tensorrt", "trt") else str(written)
+    return "tensorrt" if req.extra("built-engine") is not None else D.BACKEND
+
+
+def tokens_per_block(backend: str, release: tuple[int, ...] | None) -> int:
+    """The block the pool is paged in when no file sets it: 32 in the PyTorch backend; an
+    engine built by an older trtllm-build pages in 64 (``defaults``)."""
+    if backend == "tensorrt" and release is not None and release < D.OLD_ENGINES_BEFORE:
+        return D.TOKENS_PER_BLOCK_OLD_ENGINES
+    return D.TOKENS_PER_BLOCK
+
+
+def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettled:
+    """TensorRT-LLM's defaults filled into ``req``."""
+    here = req.span
+    version = req.engine_version or Sourced(NEWEST["trtllm"], here, default=True)
+    release = parse_version(str(version.value))
+    backend = _backend(req)
+    notes = [f"TensorRT-LLM {version.value}" + ("" if req.engine_version else " (newest known)")]
+    notes.append(f"{backend} backend")
+    # max_seq_len "deduced from the model config" when unset (serve.py --max_seq_len help).
+    derived = derived_max_model_len(model)
+    context = req.max_model_len
+    if not (context and context.value):
+        context = Sourced(derived, here, default=True)
+        notes.append(f"default max_seq_len {context.value:,} (the model's)")
+    batch = req.max_num_seqs or Sourced(D.MAX_BATCH_SIZE, here, default=True)
+    tokens = req.max_num_batched_tokens or Sourced(D.MAX_NUM_TOKENS, here, default=True)
+    fraction = req.memory_fraction
+    if fraction is None:
+        fraction = Sourced(D.FREE_GPU_MEMORY_FRACTION, here, default=True)
+        notes.append(f"default free_gpu_memory_fraction {D.FREE_GPU_MEMORY_FRACTION:g}")
+    cache = req.kv_cache_dtype
+    cache_dtype = (
+        Sourced(str(cache.value).lower(), cache.span, cache.raw)
+        if cache is not None
+        else Sourced("auto", here, default=True)
+    )
+    # `auto` is the model dtype (never the weight quantisation).
+    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, model))
+    block = req.block_size or Sourced(tokens_per_block(backend, release), here, default=True)
+    max_tokens = plain(req.extra("kv-cache-config.max-tokens"))
+    beams = plain(req.extra("max-beam-width"))
+    return TrtllmSettled(
+        engine="trtllm",
+        facts=FACTS,
+        span=here,
+        request=req,
+        model=model,
+        version=version,
+        version_numbers=release,
+        version_assumed=req.engine_version is None,
+        spec=model,
+        gpu=gpu,
+        gpu_count=req.gpu_count,
+        max_model_len=context,
+        derived_max_model_len=derived,
+        length_origin=length_origin(model, derived),
+        allow_long=None,
+        max_num_seqs=batch,
+        max_num_batched_tokens=tokens,
+        memory_fraction=fraction,
+        kv_cache_memory_bytes=req.kv_cache_memory_bytes,
+        cache_dtype=cache_dtype,
+        cache_dtype_v=None,
+        cache_types=types,
+        tensor_parallel_size=parallel_size(req.tensor_parallel_size, here),
+        pipeline_parallel_size=parallel_size(req.pipeline_parallel_size, here),
+        data_parallel_size=parallel_size(req.data_parallel_size, here),
+        block_size=block,
+        enforce_eager=req.enforce_eager,
+        quantization=req.quantization,
+        dtype=req.dtype,
+        cache_note=cache_note,
+        notes=tuple(notes),
+        backend=backend,
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        fail_fast=switch(req.extra("fail-fast")),
+        attention_dp=switch(req.extra("enable-attention-dp")),
+        beam_width=beams if isinstance(beams, int) and beams > 0 else D.MAX_BEAM_WIDTH,
+    )
