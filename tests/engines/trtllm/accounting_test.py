@@ -1,0 +1,95 @@
+"""TensorRT-LLM's pool: free memory after weights and buffers x free_gpu_memory_fraction (or a
+budget), per rank, in whole blocks of tokens_per_block."""
+
+from __future__ import annotations
+
+from kvlint.engines import account
+from kvlint.engines.trtllm.accounting import activation_bytes
+from kvlint.estimate import Refusal
+from kvlint.gpus import lookup_gpu
+from kvlint.units import GiB
+from testing.builders import LLAMA_31_8B
+from testing.builders import model
+from testing.builders import settled
+
+SPEC = model(LLAMA_31_8B, "meta-llama/Llama-3.1-8B-Instruct")
+H100 = lookup_gpu("H100")
+
+
+def test_given_budget_the_pool_is_whole_blocks_of_the_per_rank_token_size() -> None:
+    # 16 GiB for an fp8 cache: 32 layers x 8 heads x 128 x (K + V) x 1 byte = 64 KiB a token,
+    # 262,144 tokens, 8,192 blocks of 32.
+    s = settled("trtllm", spec=SPEC, gpu=None, kv_cache_dtype="fp8", kv_cache_memory_bytes=16 * GiB)
+    e = account(s)
+    assert e.bytes_per_token == 64 * 1024
+    assert e.num_blocks == 8192 and e.kv_cache_tokens == 262_144 and e.block_size == 32
+
+
+def test_blocks_round_up_as_the_runtime_does() -> None:
+    # ceilDiv(maxTokens, tokensPerBlock): one token past a block is one more block.
+    budget = (100 * 32 + 1) * 128 * 1024
+    e = account(settled("trtllm", spec=SPEC, gpu=None, kv_cache_memory_bytes=budget))
+    assert e.num_blocks == 101 and e.kv_cache_tokens == 101 * 32
+
+
+def test_pool_from_gpu_is_fraction_of_what_is_free_after_weights_and_buffers() -> None:
+    assert H100 is not None
+    s = settled("trtllm", spec=SPEC, gpu=H100, memory_fraction=0.9)
+    e = account(s)
+    assert e.weights_bytes is not None and e.available_kv_bytes is not None
+    held = round(0.6 * GiB) + activation_bytes(SPEC, 8192, 1)
+    assert e.available_kv_bytes == int((H100.total_bytes - held - e.weights_bytes) * 0.9)
+    assert e.fits is True and e.block_size == 32
+
+
+def test_max_tokens_caps_the_pool() -> None:
+    assert H100 is not None
+    s = settled("trtllm", spec=SPEC, gpu=H100, extras={"kv-cache-config.max-tokens": 10_000})
+    e = account(s)
+    assert e.kv_cache_tokens == 10_016  # 313 blocks of 32
+
+
+def test_one_request_that_does_not_fit_is_shortened_not_refused() -> None:
+    # 82 blocks of 64 tokens: "they are reduced to 5185" ((82 - 1) x 64 + 1), as published.
+    budget = 82 * 64 * 128 * 1024
+    s = settled(
+        "trtllm",
+        spec=SPEC,
+        gpu=None,
+        kv_cache_memory_bytes=budget,
+        block_size=64,
+        max_model_len=131072,
+    )
+    e = account(s)
+    assert e.fits is True and e.num_blocks == 82 and e.shortened_max_model_len == 5185
+    fail = settled(
+        "trtllm",
+        spec=SPEC,
+        gpu=None,
+        kv_cache_memory_bytes=budget,
+        block_size=64,
+        max_model_len=131072,
+        extras={"fail-fast": True},
+    )
+    refused = account(fail)
+    assert refused.fits is False and refused.refusal is Refusal.ONE_REQUEST
+
+
+def test_heads_below_tp_are_duplicated_per_rank() -> None:
+    # 8 KV heads at TP 16: each rank still holds one whole head (ceil(8 / 16) = 1).
+    s = settled("trtllm", spec=SPEC, gpu=None, kv_cache_memory_bytes=GiB, tensor_parallel_size=16)
+    e = account(s)
+    assert e.refusal is Refusal.LAYOUT or e.bytes_per_token == 32 * 2 * 128 * 2
+
+
+def test_engines_of_older_trtllm_build_page_in_64() -> None:
+    s = settled(
+        "trtllm",
+        spec=SPEC,
+        gpu=None,
+        engine_version="0.13.0",
+        extras={"backend": "tensorrt"},
+        kv_cache_memory_bytes=GiB,
+    )
+    assert s.block_size is not None and s.block_size.value == 64
+    assert settled("trtllm", spec=SPEC, gpu=None).block_size.value == 32  # type: ignore[union-attr]
