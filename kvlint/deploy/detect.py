@@ -55,7 +55,7 @@ _IMAGE_ENGINES = (
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
     (re.compile(rf"vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
-    (re.compile(r"tensorrt[-_]?llm|trtllm|(?:^|/)nim/", re.IGNORECASE), "trtllm"),
+    (re.compile(r"tensorrt[-_]?llm|trtllm", re.IGNORECASE), "trtllm"),
 )
 # Images whose entrypoint is the server itself, so `args` alone are the engine's flags.
 _SERVER_IMAGES = (
@@ -63,7 +63,6 @@ _SERVER_IMAGES = (
     (re.compile(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
     (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
     (re.compile(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
-    (_NIM, "trtllm"),
 )
 
 
@@ -181,23 +180,44 @@ def image_engine(image: str) -> str | None:
     """The engine an image ships (``vllm/vllm-openai``, ``lmsysorg/sglang``, ...), if any."""
     if _NOT_ENGINES.search(image):
         return None
+    if nim_llm(image):
+        return "trtllm"  # its launcher's TensorRT-LLM profile (kvlint.deploy.nim)
     for pattern, engine in _IMAGE_ENGINES:
         if pattern.search(image):
             return engine
     return None
 
 
-def nim_model(image: str) -> str | None:
-    """The model an NVIDIA NIM image serves, as its name states it (``meta/llama-3.1-8b-instruct``
-    from ``nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4``), or None for another image."""
+# NIMs that serve no generative LLM (embedding, reranking, retrieval and vision models): no KV
+# cache to size, so they stay servers kvlint does not read.
+_NIM_NOT_LLM = re.compile(r"embed|rerank|retriever|parse|ocr|cosmos|clip|asr|tts", re.IGNORECASE)
+# The multi-LLM NIM serves the model NIM_MODEL_NAME names, not one of its own.
+_NIM_ANY_MODEL = frozenset({"nvidia/llm-nim"})
+
+
+def nim_llm(image: str) -> bool:
+    """Whether ``image`` is an NVIDIA NIM for LLMs (a generative model's server)."""
     found = _NIM.search(image)
-    return f"{found.group(1)}/{found.group(2)}" if found else None
+    return found is not None and _NIM_NOT_LLM.search(found.group(2)) is None
+
+
+def nim_model(image: str) -> str | None:
+    """The model an NVIDIA NIM for LLMs serves, as its image name states it
+    (``meta/llama-3.1-8b-instruct`` from ``nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4``); None
+    for another image and for the multi-LLM NIM, whose model is NIM_MODEL_NAME's."""
+    found = _NIM.search(image)
+    if found is None or not nim_llm(image):
+        return None
+    name = f"{found.group(1)}/{found.group(2)}"
+    return None if name.lower() in _NIM_ANY_MODEL else name
 
 
 def server_image_engine(image: str) -> str | None:
     """The engine an image *starts* with no command (its entrypoint is the server)."""
     if _NOT_ENGINES.search(image):
         return None
+    if nim_llm(image):
+        return "trtllm"
     for pattern, engine in _SERVER_IMAGES:
         if pattern.search(image):
             return engine

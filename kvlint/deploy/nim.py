@@ -50,13 +50,33 @@ def profile_engine(image: str, env: Mapping[str, Token]) -> str:
     return "trtllm"
 
 
-def apply(dep: Deployment, engine: Engine, env: Mapping[str, Token], model: Sourced[str]) -> None:
-    """The model and the ``NIM_*`` settings as ``engine`` spells them, each at its variable."""
+# NIM names that are not the checkpoint's Hugging Face id (NVIDIA's NIM catalog names).
+HUB_IDS = {
+    "meta/llama3-8b-instruct": "meta-llama/Meta-Llama-3-8B-Instruct",
+    "meta/llama3-70b-instruct": "meta-llama/Meta-Llama-3-70B-Instruct",
+    "mistralai/mistral-7b-instruct-v0.3": "mistralai/Mistral-7B-Instruct-v0.3",
+    "mistralai/mixtral-8x7b-instruct-v01": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "mistralai/mixtral-8x22b-instruct-v01": "mistralai/Mixtral-8x22B-Instruct-v0.1",
+    "qwen/qwen2.5-7b-instruct": "Qwen/Qwen2.5-7B-Instruct",
+    "deepseek-ai/deepseek-r1-distill-llama-8b": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    "google/gemma-2-9b-it": "google/gemma-2-9b-it",
+    "nvidia/llama-3.1-nemotron-nano-8b-v1": "nvidia/Llama-3.1-Nemotron-Nano-8B-v1",
+}
+
+
+def apply(
+    dep: Deployment, engine: Engine, env: Mapping[str, Token], model: Sourced[str] | None
+) -> None:
+    """The model and the ``NIM_*`` settings as ``engine`` spells them, each at its variable.
+    ``NIM_MODEL_NAME`` (a Hub id, ``hf://<id>``, or a path in the container) names the model of
+    the multi-LLM NIM and overrides the image's."""
     named = env.get("NIM_MODEL_NAME")
-    if named is not None and named.text and not named.text.startswith("/"):
-        dep.model = Sourced(named.text, named.span, named.raw)
-    else:
-        dep.model = model
+    text = named.text.removeprefix("hf://") if named is not None else ""
+    if named is not None and text and "://" not in text and not text.startswith("/"):
+        dep.model = Sourced(text, named.span, named.raw)
+    elif model is not None:
+        hub = HUB_IDS.get(str(model.value).lower())
+        dep.model = Sourced(hub, model.span, model.raw) if hub else model
     by_field = {s.field: s.name for s in engine.spec.settings.values() if s.field}
     for var, field in SETTINGS.items():
         token = env.get(var)

@@ -16,6 +16,7 @@ from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import commands
 from kvlint.deploy.argv import nested_commands
 from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import nim_llm
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.search import image_text
 from kvlint.source.nodes import Mapping
@@ -25,6 +26,7 @@ from kvlint.source.nodes import Sequence
 
 # Serving stacks kvlint has no reader for, by image (the registries' own names).
 _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
     # Triton with the TensorRT-LLM backend is configured by its model repository's
     # config.pbtxt, which kvlint does not read (trtllm-serve, NIM and Dynamo's worker it does).
     (re.compile(r"tritonserver", re.IGNORECASE), "Triton's TensorRT-LLM backend"),
@@ -273,6 +275,8 @@ def _serving_image(holder: Mapping, key: str) -> tuple[Scalar, str] | None:
         return None
     engine = image_engine(text)
     what = engine_title(engine) if engine is not None else other_image(text)
+    if nim_llm(text):
+        what = "an NVIDIA NIM"  # a NIM chart's values: its own keys, not the engine's
     return (where, what) if what is not None else None
 
 

@@ -23,6 +23,7 @@ from kvlint.deploy.compose_vars import shell_defaults
 from kvlint.deploy.detect import Invocation
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import nim_llm
 from kvlint.deploy.detect import nim_model
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
@@ -209,8 +210,8 @@ def container_deployment(
         if engine_name is None and any(key.startswith("OLLAMA_") for key in env):
             engine_name = "ollama"
         engine_name = engine_name or default_engine
-    served = nim_model(image) if image else None
-    if served is not None and engine_name is not None:
+    is_nim = bool(image) and nim_llm(image)
+    if is_nim and engine_name is not None:
         engine_name = nim.profile_engine(image, env)
     if engine_name is None:
         reason = unread_server(
@@ -245,9 +246,10 @@ def container_deployment(
             dep.engine_version = Sourced(version, image_node.span, image_node.raw)
     dep.env = {key: Sourced(token.text, token.span, token.raw) for key, token in env.items()}
     engine.apply_env(dep, env)
-    if served is not None:
+    if is_nim:
+        served = nim_model(image)
         served_at = image_node.span if image_node is not None else container.span
-        nim.apply(dep, engine, env, Sourced(served, served_at))
+        nim.apply(dep, engine, env, Sourced(served, served_at) if served else None)
     for var in engine.args_env:
         token = env.get(var)
         if token is not None and token.node is not None:

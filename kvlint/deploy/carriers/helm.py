@@ -21,6 +21,7 @@ from kvlint.deploy.carriers.container import gpu_from_scheduling
 from kvlint.deploy.carriers.container import int_sourced
 from kvlint.deploy.carriers.container import scalar_sourced
 from kvlint.deploy.detect import image_engine
+from kvlint.deploy.detect import nim_llm
 from kvlint.deploy.detect import version_from_image
 from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
@@ -64,7 +65,8 @@ def _chart_kind(root: Node) -> str | None:
     if ollama is not None and (ollama.get("models") is not None or ollama.get("gpu") is not None):
         return "ollama"
     image, _ = _image(root)
-    if image and image_engine(image) is not None:
+    # A NIM chart's values (nim-llm: model.name, model.ngcAPISecret, ...) are its own keys.
+    if image and image_engine(image) is not None and not nim_llm(image):
         return "engine-chart"
     return None
 

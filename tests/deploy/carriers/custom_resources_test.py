@@ -307,7 +307,7 @@ def test_other_objects_and_other_images_say_nothing() -> None:
         (
             "image: nvcr.io/nvidia/tritonserver:24.08-trtllm-python-py3\n"
             "command: [tritonserver, --model-repository=/models]\n",
-            "it runs TensorRT-LLM (`tritonserver`), a server kvlint does not read",
+            "it runs Triton's TensorRT-LLM backend (`tritonserver`), a server kvlint does not read",
         ),
         (
             "image: openmmlab/lmdeploy:latest\n",

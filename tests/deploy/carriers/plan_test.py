@@ -71,7 +71,7 @@ def test_schema_errors_point_at_the_key_or_value() -> None:
         (
             "KV904",
             "p.yaml:2:9",
-            "`engine`: 'vlm' is not one of vllm, sglang, llamacpp, tgi, ollama",
+            "`engine`: 'vlm' is not one of vllm, sglang, llamacpp, tgi, ollama, trtllm",
         ),
         ("KV904", "p.yaml:4:7", "`gpus`: 'two' is not of type 'integer'"),
         (
