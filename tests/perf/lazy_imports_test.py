@@ -134,12 +134,20 @@ def test_json_output_imports_no_heavy_package(tmp_path: Path) -> None:
     assert modules.isdisjoint(HEAVY), sorted(modules.intersection(HEAVY))
 
 
-def test_a_plan_imports_jsonschema_to_validate_it(tmp_path: Path) -> None:
+def test_a_valid_plan_is_checked_without_jsonschema(tmp_path: Path) -> None:
     plan = REPO / "examples" / "deploy.yaml"
     code, modules = imported(tmp_path, "check", "--format", "concise", str(plan))
     assert code == 1
+    assert "kvlint.source.conforms" in modules  # the plan was checked against its schema
+    assert modules.isdisjoint({"jsonschema", "huggingface_hub", "rich"})
+
+
+def test_an_invalid_plan_imports_jsonschema_to_word_its_errors(tmp_path: Path) -> None:
+    text = (REPO / "examples" / "deploy.yaml").read_text()
+    (tmp_path / "plan.yaml").write_text(text + "colour: blue\n")  # a key the schema refuses
+    code, modules = imported(tmp_path, "check", "--format", "concise", "plan.yaml")
+    assert code == 2
     assert "jsonschema" in modules
-    assert modules.isdisjoint({"huggingface_hub", "rich"})
 
 
 def test_the_full_format_imports_rich(tmp_path: Path) -> None:
