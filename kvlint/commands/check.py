@@ -68,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-j",
         type=_positive_int,
         metavar="N",
-        help="check files in N processes when there are many (default: the number of cores)",
+        help="check files in N processes when there are many "
+        "(default: the idle cores; 1 under pre-commit)",
     )
     config = parser.add_mutually_exclusive_group()
     config.add_argument(

@@ -114,8 +114,28 @@ def test_few_files_are_checked_in_this_process() -> None:
 
 
 def test_the_default_is_the_cores_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.5, 0.5), raising=False)
     assert parallel.default_jobs() == 3
+
+
+@pytest.mark.parametrize(("load", "jobs"), [(0.4, 3), (0.6, 2), (1.9, 1), (2.6, 1), (7.0, 1)])
+def test_the_default_leaves_out_the_cores_other_work_keeps_busy(
+    monkeypatch: pytest.MonkeyPatch, load: float, jobs: int
+) -> None:
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load), raising=False)
+    assert parallel.default_jobs() == jobs
+
+
+def test_under_pre_commit_each_chunk_is_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit runs a kvlint per core already, each on a chunk of the files.
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0), raising=False)
+    assert parallel.default_jobs() == 1
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two"])
