@@ -22,7 +22,11 @@ if TYPE_CHECKING:
     from kvlint.estimate import EngineEstimate
     from kvlint.settled import Settled
 
-MAX_ENTRIES = 4096  # bounds the memory of a run over a repository of all-different files
+# The most recently used accountings kept. An entry (its key and EngineEstimate) is about 70 KB:
+# 4,096 of them were most of the 334 MiB a check of 10,000 all-different deployment files took
+# (issue 20). Repeats sit close together (a file's staging and production copies, the files of
+# one fleet, every round of `--fix` on the same file), so a short memory keeps the hits.
+MAX_ENTRIES = 128
 
 
 class SizingCache:
@@ -35,16 +39,19 @@ class SizingCache:
 
     def account(self, settled: Settled) -> EngineEstimate:
         key = settled_key(settled)
-        cached = self._entries.get(key) if key is not None else None
+        cached = self._entries.pop(key, None) if key is not None else None
         if cached is not None:
             self.hits += 1
+            self._entries[key] = cached  # the most recently used, last
             return cached
         if self._account is None:
             from kvlint.engines import account
 
             self._account = account
         estimate = self._account(settled)
-        if key is not None and len(self._entries) < MAX_ENTRIES:
+        if key is not None:
+            if len(self._entries) >= MAX_ENTRIES:
+                del self._entries[next(iter(self._entries))]  # the least recently used
             self._entries[key] = estimate
         return estimate
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
+from kvlint import sizing_cache
 from kvlint.deploy.load import load_path
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
@@ -84,3 +87,21 @@ def test_values_of_another_type_are_another_key(tmp_path: Path) -> None:
     assert settled_key(as_bool) != settled_key(as_int)
     elsewhere = dataclasses.replace(as_bool, span=span._replace(path="elsewhere.yaml", line=9))
     assert settled_key(elsewhere) == settled_key(as_bool)
+
+
+def test_the_least_recently_used_accounting_is_dropped_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sizing_cache, "MAX_ENTRIES", 2)
+    staging, _, bigger = deployments(tmp_path)
+    other = dataclasses.replace(bigger, max_num_seqs=Sourced(8, bigger.span))
+    spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct", offline=True).spec
+    cache = SizingCache()
+    for dep in (staging, bigger, staging):  # staging used last: bigger is the older one
+        size(dep, spec, account=cache.account)
+    assert cache.hits == 1
+    size(other, spec, account=cache.account)  # a third: bigger is dropped, staging kept
+    size(staging, spec, account=cache.account)
+    assert cache.hits == 2
+    size(bigger, spec, account=cache.account)
+    assert cache.hits == 2  # accounted afresh
