@@ -655,28 +655,93 @@ def exit_code(
     return 1 if any(f.severity >= per_file.get(f.span.path, fail_on) for f in findings) else 0
 
 
-def summarise(result: LintResult, fail_on: Severity) -> Summary:
-    from kvlint.finding import Applicability
+class Tally:
+    """The summary's counts, added to as each file finishes, so a report written as it goes
+    keeps no finding once it is written (issue 20: memory flat in the number of files)."""
 
-    by_severity = {str(s): 0 for s in sorted(Severity, reverse=True)}
-    counts: dict[tuple[str, str], CodeCount] = {}
-    for f in result.findings:
-        by_severity[str(f.severity)] += 1
-        entry = counts.get((f.code, f.name)) or CodeCount(f.code, f.name, 0, f.severity)
+    def __init__(self) -> None:
+        self.files = 0
+        self.deployments = 0
+        self.by_severity = {str(s): 0 for s in sorted(Severity, reverse=True)}
+        self._counts: dict[tuple[str, str], CodeCount] = {}
+        self._unreadable = False  # an error-severity KV9xx finding: exit 2
+        self._fails = False  # a finding at or above its file's own `fail-on`
+        self._worst: Severity | None = None  # of findings in files without a `fail-on` of their own
+
+    def add_file(
+        self, deployments: int, findings: Iterable[Finding], fail_on: Severity | None = None
+    ) -> None:
+        """One file's deployment count and findings; ``fail_on`` its config's, if it has one."""
+        self.files += 1
+        self.deployments += deployments
+        for f in findings:
+            self.add(f, fail_on)
+
+    def add(self, f: Finding, fail_on: Severity | None = None) -> None:
+        from kvlint.finding import Applicability
+
+        self.by_severity[str(f.severity)] += 1
+        key = (f.code, f.name)
+        entry = self._counts.get(key) or CodeCount(f.code, f.name, 0, f.severity)
         fixable = f.fix is not None and bool(f.fix.edits)
         safe = fixable and f.fix is not None and f.fix.applicability is Applicability.SAFE
-        counts[(f.code, f.name)] = entry._replace(
+        self._counts[key] = entry._replace(
             found=entry.found + 1,
             severity=max(entry.severity, f.severity),
             safe_fixes=entry.safe_fixes + safe,
             unsafe_fixes=entry.unsafe_fixes + (fixable and not safe),
         )
-    return Summary(
-        files=len(result.files),
-        deployments=len(result.deployments),
-        by_severity=by_severity,
-        by_code=tuple(entry for _, entry in sorted(counts.items())),
-        fail_on=fail_on,
-        exit_code=exit_code(result.findings, fail_on, result.fail_on),
-        plugin_errors=result.plugin_errors,
-    )
+        if f.severity is Severity.ERROR and f.code.startswith("KV9"):
+            self._unreadable = True
+        if fail_on is not None:
+            self._fails = self._fails or f.severity >= fail_on
+        elif self._worst is None or f.severity > self._worst:
+            self._worst = f.severity
+
+    def exit_code(self, fail_on: Severity) -> int:
+        """As ``exit_code`` over the findings added: 2, 1 or 0."""
+        if self._unreadable:
+            return 2
+        return 1 if self._fails or (self._worst is not None and self._worst >= fail_on) else 0
+
+    def summary(self, fail_on: Severity, plugin_errors: tuple[PluginError, ...] = ()) -> Summary:
+        return Summary(
+            files=self.files,
+            deployments=self.deployments,
+            by_severity=dict(self.by_severity),
+            by_code=tuple(entry for _, entry in sorted(self._counts.items())),
+            fail_on=fail_on,
+            exit_code=self.exit_code(fail_on),
+            plugin_errors=plugin_errors,
+        )
+
+
+def summarise(result: LintResult, fail_on: Severity) -> Summary:
+    tally = Tally()
+    for f in result.findings:
+        tally.add(f, result.fail_on.get(f.span.path))
+    tally.files = len(result.files)
+    tally.deployments = len(result.deployments)
+    return tally.summary(fail_on, result.plugin_errors)
+
+
+def lint_each(
+    run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1
+) -> Iterator[tuple[int, list[Finding]]]:
+    """Each file's deployment count and findings, in the order of ``targets``, as it is
+    checked: what a report written as it goes needs, and nothing kept (the pool's workers send
+    back only these)."""
+    with isolation.session():
+        if jobs > 1:
+            from kvlint.parallel import each_file
+
+            yield from each_file(run, targets, jobs, shape=compact)
+        else:
+            for path, display in targets:
+                yield compact(lint_file(run, path, display))
+
+
+def compact(result: FileResult) -> tuple[int, list[Finding]]:
+    """A file's result without its deployments: their count and the findings."""
+    deployments, findings = result
+    return len(deployments), findings

@@ -14,10 +14,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeVar
 from typing import cast
 
 if TYPE_CHECKING:
@@ -34,7 +37,8 @@ MIN_FILES_PER_WORKER = 100
 BATCH = 16  # results sent back at a time: the parent unpickles them while the workers go on
 
 # What the forked workers read: set in the parent just before the pool forks, never pickled.
-_STATE: tuple[Run, Sequence[tuple[Path, str]]] | None = None
+_STATE: tuple[Run, Sequence[tuple[Path, str]], Callable[[FileResult], Any]] | None = None
+T = TypeVar("T")
 
 
 def default_jobs() -> int:
@@ -75,20 +79,40 @@ def workers_for(files: int, jobs: int) -> int:
 
 def lint_files(run: Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[FileResult]:
     """``lint_file`` over every file, with up to ``jobs`` processes; results in file order."""
+    return list(each_file(run, files, jobs, shape=_whole))
+
+
+def _whole(result: FileResult) -> FileResult:
+    return result
+
+
+def each_file(
+    run: Run,
+    files: Sequence[tuple[Path, str]],
+    jobs: int,
+    *,
+    shape: Callable[[FileResult], T],
+) -> Iterator[T]:
+    """``shape(lint_file(...))`` of every file, in file order, each as soon as it and the files
+    before it are done; the workers send the shaped results (``linter.compact``: no
+    deployments to pickle)."""
     from kvlint import linter
 
     workers = workers_for(len(files), jobs)
     if workers < 2 or _threads_running():
-        return [linter.lint_file(run, path, display) for path, display in files]
+        for path, display in files:
+            yield shape(linter.lint_file(run, path, display))
+        return
     import multiprocessing
     from multiprocessing.connection import wait
 
-    results: list[FileResult | None] = [None] * len(files)
+    pending: dict[int, T] = {}  # results that came back before those of earlier files
     # The first file is linted here, before the fork, so the workers inherit its imports.
-    results[0] = linter.lint_file(run, *files[0])
+    pending[0] = shape(linter.lint_file(run, *files[0]))
+    done = 0  # files yielded so far
     context = multiprocessing.get_context("fork")
     global _STATE
-    _STATE = (run, files)
+    _STATE = (run, files, shape)
     gc.freeze()  # keep the collector from touching (and so copying) the parent's objects
     processes = []
     try:
@@ -110,7 +134,10 @@ def lint_files(run: Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[F
                     connection.close()
                     continue
                 for index, result in batch:
-                    results[index] = result
+                    pending[index] = result
+            while done in pending:
+                yield pending.pop(done)
+                done += 1
     finally:
         gc.unfreeze()
         _STATE = None
@@ -119,10 +146,11 @@ def lint_files(run: Run, files: Sequence[tuple[Path, str]], jobs: int) -> list[F
                 process.terminate()
             process.join()
     # What a worker never returned is linted here: the serial run's result, or its error.
-    return [
-        result if result is not None else linter.lint_file(run, *files[index])
-        for index, result in enumerate(results)
-    ]
+    for index in range(done, len(files)):
+        if index in pending:
+            yield pending.pop(index)
+        else:
+            yield shape(linter.lint_file(run, *files[index]))
 
 
 def _threads_running() -> bool:
@@ -136,12 +164,12 @@ def _work(first: int, step: int, writer: Any) -> None:
     """A worker: files ``first``, ``first + step``, ... sent back in batches of ``BATCH``."""
     from kvlint import linter
 
-    assert _STATE is not None, "a worker runs only inside lint_files"
-    run, files = _STATE
-    batch: list[tuple[int, FileResult]] = []
+    assert _STATE is not None, "a worker runs only inside each_file"
+    run, files, shape = _STATE
+    batch: list[tuple[int, Any]] = []
     try:
         for index in range(first, len(files), step):
-            batch.append((index, linter.lint_file(run, *files[index])))
+            batch.append((index, shape(linter.lint_file(run, *files[index]))))
             if len(batch) == BATCH:
                 writer.send(batch)
                 batch = []

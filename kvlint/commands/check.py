@@ -18,11 +18,14 @@ from kvlint.errors import ClosedPipe
 from kvlint.errors import KvlintError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kvlint.config import Settings
     from kvlint.config_tree import ConfigTree
     from kvlint.finding import Finding
     from kvlint.linter import LintResult
     from kvlint.linter import Summary
+    from kvlint.report.base import Reporter
 
 FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab", "junit")
 SEVERITIES = ("error", "warning", "info")
@@ -227,6 +230,10 @@ def run(args: argparse.Namespace) -> int:
         if status is not None:
             return status
     sources: dict[str, str] = {}
+    if "-" not in args.paths and args.output_file is None:
+        chosen = choose_format(args.format, sys.stdout)
+        if chosen in STREAMED:
+            return _streamed(args, tree, chosen)
     if "-" in args.paths:
         result, sources = _lint_stdin(args, tree)
     else:
@@ -253,6 +260,73 @@ def run(args: argparse.Namespace) -> int:
         )
         sys.stdout.flush()  # here, not at exit: a closed pipe is seen while the code is known
     return code
+
+
+# Formats written one finding at a time, each file's as soon as it is checked: nothing of a
+# file is kept once it is written, so memory stays flat however many files are checked.
+STREAMED = ("concise", "github")
+
+
+def _streamed(args: argparse.Namespace, tree: ConfigTree, name: str) -> int:
+    """``check`` with a report written as each file finishes, the summary from counters.
+
+    The files are checked in the report's order (by display path, as the sorted findings of a
+    whole run are), so each file's findings are written as soon as it is done and the output
+    is byte for byte that of the report made at the end."""
+    from kvlint.finding import Severity
+    from kvlint.linter import Tally
+    from kvlint.linter import lint_each
+    from kvlint.linter import prepare
+
+    run, targets = prepare(args.paths, tree, force_exclude=args.force_exclude)
+    targets.sort(key=lambda target: target[1])
+    settings = build_settings(args, tree)
+    fail_on = {d: run.per_file[p].fail_on for p, d in targets if p in run.per_file}
+    reporter = _reporter(sys.stdout, name, args)
+    out = _Guarded()
+    every, shown = Tally(), Tally()
+    out.call(reporter.start)
+    for (_, display), (deployments, findings) in zip(
+        targets, lint_each(run, targets, jobs=_jobs(args)), strict=True
+    ):
+        every.add_file(deployments, findings, fail_on.get(display))
+        if args.quiet:
+            # The report leaves info findings out; the exit code still counts them.
+            findings = [f for f in findings if f.severity is not Severity.INFO]
+        shown.add_file(deployments, findings, fail_on.get(display))
+        for finding in findings:
+            out.call(reporter.finding, finding)
+    errors = run.registry.loaded_errors()
+    for error in errors:
+        print(f"kvlint: warning: {error}", file=sys.stderr)
+    summary = dataclasses.replace(
+        shown.summary(settings.fail_on, errors), exit_code=every.exit_code(settings.fail_on)
+    )
+    code = 0 if args.exit_zero and summary.exit_code == 1 else summary.exit_code
+    out.call(reporter.finish, summary)
+    out.call(sys.stdout.flush)
+    if out.closed:
+        raise ClosedPipe(code)  # `kvlint check | head`: the verdict the run reached
+    return code
+
+
+class _Guarded:
+    """Calls that write to stdout; once the reader has gone (a closed pipe), none is made, and
+    the run goes on to its verdict."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def call(self, write: Callable[..., object], *args: object) -> None:
+        if self.closed:
+            return
+        try:
+            write(*args)
+        except BrokenPipeError:
+            from kvlint.writing import silence_stdout
+
+            silence_stdout()  # the interpreter's flush at exit too
+            self.closed = True
 
 
 @contextlib.contextmanager
@@ -293,18 +367,13 @@ def without_info(result: LintResult) -> LintResult:
     return dataclasses.replace(result, deployments=deployments, findings=kept(result.findings))
 
 
-def _report(
-    stream: TextIO,
-    name: str,
-    args: argparse.Namespace,
-    result: LintResult,
-    summary: Summary,
-    sources: Mapping[str, str] | None = None,
-) -> None:
+def _reporter(
+    stream: TextIO, name: str, args: argparse.Namespace, sources: Mapping[str, str] | None = None
+) -> Reporter:
     from kvlint.report import reporter_class
     from kvlint.report.base import ReportOptions
 
-    reporter = reporter_class(name)(
+    return reporter_class(name)(
         stream,
         ReportOptions(
             color=use_color(args.color, stream),
@@ -313,6 +382,17 @@ def _report(
             sources=sources or {},
         ),
     )
+
+
+def _report(
+    stream: TextIO,
+    name: str,
+    args: argparse.Namespace,
+    result: LintResult,
+    summary: Summary,
+    sources: Mapping[str, str] | None = None,
+) -> None:
+    reporter = _reporter(stream, name, args, sources)
     reporter.start()
     for deployment in result.deployments:
         reporter.deployment(deployment)
