@@ -1,8 +1,16 @@
-"""Time ``kvlint check`` against ``yamllint`` and ``python -c pass`` on generated repositories.
+"""Time ``kvlint check`` against ``yamllint``: on every real file, and on generated repositories.
 
+    python benchmarks/bench_check.py --real                # each real file: ratio to yamllint
+    python benchmarks/bench_check.py --hook                # the pre-commit hook vs --jobs 1
     python benchmarks/bench_check.py                       # N = 1, 100, 1000, 10000
     python benchmarks/bench_check.py --sizes 1,1000 --repeat 5
     python benchmarks/bench_check.py --importtime          # also summarise -X importtime
+
+``--real`` checks every file of ``../shared/fixtures/deployments-real/`` and ``examples/`` one at
+a time, kvlint and yamllint in turn for ``--rounds`` rounds (CPU time of each run from
+``wait4``), and reports each file's ratio of the medians, then min / median / max of the ratio
+and how many files are above the targets (1.2x median, 1.4x any file), plan files apart (1.5x),
+and a file of Kubernetes objects that run nothing (a Service, a Role, a ConfigMap: 1.0x).
 
 For each N it writes a repository of N deployment files (Kubernetes manifests of several
 documents, vLLM ``--config`` files, Helm values of the vLLM production stack, docker-compose
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -352,6 +361,7 @@ class Sample:
     maxrss: int  # KiB, the largest single process (ru_maxrss)
     tree_rss: int  # KiB, the largest sampled sum of RSS over the process tree
     status: int
+    tree_pss: int = 0  # KiB, the largest sampled sum of PSS (shared pages divided among sharers)
 
 
 def _children(pid: int) -> list[int]:
@@ -360,6 +370,24 @@ def _children(pid: int) -> list[int]:
     except OSError:
         return []
     return [int(part) for part in text.split()]
+
+
+def _tree_pss(pid: int) -> int:
+    """The process tree's proportional set size: a page shared by a fork is counted once in
+    all, not once per process as RSS counts it."""
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            text = Path(f"/proc/{current}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1])
+                break
+        stack.extend(_children(current))
+    return total
 
 
 def _tree_rss(pid: int) -> int:
@@ -375,8 +403,11 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(command: Sequence[str], env: dict[str, str], cwd: Path) -> Sample:
+def measure(command: Sequence[str], env: dict[str, str], cwd: Path, *, pss: bool = False) -> Sample:
+    """One run of ``command``; with ``pss`` the tree's PSS is sampled too (reading smaps costs
+    the sampler more, so only where memory is the figure)."""
     peak = [0]
+    peak_pss = [0]
     done = threading.Event()
     start = time.perf_counter()
     process = subprocess.Popen(
@@ -386,6 +417,8 @@ def measure(command: Sequence[str], env: dict[str, str], cwd: Path) -> Sample:
     def sample() -> None:
         while not done.wait(0.02):
             peak[0] = max(peak[0], _tree_rss(process.pid))
+            if pss:
+                peak_pss[0] = max(peak_pss[0], _tree_pss(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -405,6 +438,7 @@ def measure(command: Sequence[str], env: dict[str, str], cwd: Path) -> Sample:
         maxrss=usage.ru_maxrss,
         tree_rss=max(peak[0], usage.ru_maxrss),
         status=code,
+        tree_pss=peak_pss[0],
     )
 
 
@@ -425,12 +459,13 @@ def run(
     repeat: int,
     *,
     warm_up: Sequence[str] | None = None,
+    pss: bool = False,
 ) -> Row:
     """``repeat`` timed runs of ``command``, after one untimed run of ``warm_up`` (the same tool
     on one file: it fills the bytecode cache without paying for a whole large repository)."""
     if warm_up is not None:
         measure(warm_up, env, cwd)
-    return Row(label, tuple(measure(command, env, cwd) for _ in range(repeat)))
+    return Row(label, tuple(measure(command, env, cwd, pss=pss) for _ in range(repeat)))
 
 
 def environment(pycache: Path) -> dict[str, str]:
@@ -474,7 +509,7 @@ def bench_size(count: int, workdir: Path, repeat: int, jobs: str | None) -> list
         for jobs_value in dict.fromkeys(("1", cores)):
             explicit = [*kvlint[:2], "--jobs", jobs_value, *kvlint[2:]]
             label = f"kvlint check --jobs {jobs_value}"
-            rows.append(run(label, explicit, env, repo, repeat))
+            rows.append(run(label, explicit, env, repo, repeat, pss=True))
     return rows
 
 
@@ -505,13 +540,14 @@ def _one_file(
 
 def report(count: int, rows: list[Row]) -> None:
     print(f"\n## N = {count:,} file{'s' if count != 1 else ''}\n")
-    print("| command | wall s | CPU s | ru_maxrss MiB | tree peak MiB | exit |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| command | wall s | CPU s | ru_maxrss MiB | tree RSS MiB | tree PSS MiB | exit |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
+        pss = row.median("tree_pss") / 1024
         print(
             f"| {row.label} | {row.median('wall'):.3f} | {row.median('cpu'):.3f} | "
             f"{row.median('maxrss') / 1024:.1f} | {row.median('tree_rss') / 1024:.1f} | "
-            f"{row.samples[-1].status} |"
+            f"{f'{pss:.1f}' if pss else '-'} | {row.samples[-1].status} |"
         )
     by_label = {row.label: row for row in rows}
     yamllint = by_label["yamllint"]
@@ -552,6 +588,137 @@ def importtime(workdir: Path) -> None:
     print("\nHeavy packages imported: " + (", ".join(h for h in heavy if h in loaded) or "none"))
 
 
+# ---------------------------------------------------------------------------------------------
+# Every real file, one at a time.
+
+REPO = Path(__file__).resolve().parent.parent
+REAL = REPO.parent / "shared" / "fixtures" / "deployments-real"
+SUFFIXES = (".yaml", ".yml", ".json")
+TARGET_MEDIAN, TARGET_ANY, TARGET_PLAN, TARGET_OTHER = 1.2, 1.4, 1.5, 1.0
+# Kubernetes objects that run nothing: what a commit touching only a Service checks.
+NO_WORKLOAD = """\
+apiVersion: v1
+kind: Service
+metadata: {name: llama}
+spec:
+  selector: {app: llama}
+  ports: [{name: http, port: 80, targetPort: 8000}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: router}
+data: {route: /v1/llama, timeout: "600"}
+"""
+
+
+def real_files() -> list[Path]:
+    """Every YAML and JSON file of the real corpus and of ``examples/`` (no build output)."""
+    found = [p for p in sorted(REAL.glob("*")) if p.suffix in SUFFIXES] if REAL.is_dir() else []
+    for path in sorted((REPO / "examples").rglob("*")):
+        if path.suffix in SUFFIXES and "build" not in path.parts and path.is_file():
+            found.append(path)
+    return found
+
+
+def is_plan(path: Path) -> bool:
+    return re.search(r"^kvlint:\s*plan/v1", path.read_text(errors="replace"), re.M) is not None
+
+
+def _median_cpu(samples: list[Sample]) -> float:
+    return float(statistics.median(s.cpu for s in samples))
+
+
+def bench_real(workdir: Path, rounds: int) -> None:
+    """kvlint and yamllint on each file in turn, ``rounds`` times; the ratio of median CPU."""
+    env = environment(workdir / "pycache")
+    other = workdir / "no-workload.yaml"
+    other.write_text(NO_WORKLOAD)
+    files = [*real_files(), other]
+    kvlint = [str(BIN / "kvlint"), "check", "--format", "concise"]
+    yamllint = [str(BIN / "yamllint")]
+    for path in files[:1]:  # warm: compiled, in the page cache
+        measure([*kvlint, str(path)], env, workdir)
+        measure([*yamllint, str(path)], env, workdir)
+    ratios: dict[Path, tuple[float, float, float]] = {}
+    for path in files:
+        ours: list[Sample] = []
+        theirs: list[Sample] = []
+        for _ in range(rounds):
+            ours.append(measure([*kvlint, str(path)], env, workdir))
+            theirs.append(measure([*yamllint, str(path)], env, workdir))
+        mine, yours = _median_cpu(ours), _median_cpu(theirs)
+        ratios[path] = (mine, yours, mine / yours)
+    print(f"\n## Each real file, {rounds} rounds (median CPU s; ratio kvlint / yamllint)\n")
+    print("| file | yamllint | kvlint | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    for path, (mine, yours, ratio) in ratios.items():
+        name = path.name if path != other else "(a Service, a Role and a ConfigMap)"
+        print(f"| {name[-70:]} | {yours:.3f} | {mine:.3f} | {ratio:.2f} |")
+    plans = {p: r for p, r in ratios.items() if p != other and is_plan(p)}
+    deployments = {p: r for p, r in ratios.items() if p != other and p not in plans}
+    _summary("deployment files", [r[2] for r in deployments.values()], TARGET_ANY, TARGET_MEDIAN)
+    _summary("plan files", [r[2] for r in plans.values()], TARGET_PLAN, TARGET_PLAN)
+    _summary("no-workload file", [ratios[other][2]], TARGET_OTHER, TARGET_OTHER)
+
+
+def _summary(label: str, ratios: list[float], most: float, median: float) -> None:
+    if not ratios:
+        print(f"\n{label}: none")
+        return
+    middle = statistics.median(ratios)
+    above = sum(r > most for r in ratios)
+    print(
+        f"\n{label} ({len(ratios)}): ratio min {min(ratios):.2f}, median {middle:.2f} "
+        f"(target <= {median}), max {max(ratios):.2f}; {above} above {most}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The pre-commit hook: pre-commit's own xargs runs `kvlint check` on chunks, a process per core.
+
+HOOK = """\
+import os, sys
+from pre_commit.xargs import xargs
+os.environ["PRE_COMMIT"] = "1"  # as pre-commit sets it for every hook
+code, _ = xargs(tuple(sys.argv[1:2]) + ("check", "--format", "concise"), sys.argv[2:],
+                target_concurrency=os.cpu_count() or 1)
+sys.exit(min(code, 2))
+"""
+
+
+def bench_hook(workdir: Path, count: int, repeat: int) -> None:
+    repo = workdir / f"repo-{count}"
+    if not repo.exists():
+        generate(repo, count)
+    env = environment(workdir / "pycache")
+    env.pop("PRE_COMMIT", None)
+    files = [str(p.relative_to(repo)) for p in sorted(repo.rglob("*.y*ml"))]
+    files = [f for f in files if not Path(f).name.startswith(".")]
+    kvlint = str(BIN / "kvlint")
+    hook = [str(BIN / "python"), "-c", HOOK, kvlint, *files]
+    serial = [kvlint, "check", "--format", "concise", "--jobs", "1", *files]
+    measure(serial[:6] + files[:1], env, repo)  # warm
+    samples: dict[str, list[Sample]] = {"hook": [], "jobs 1": []}
+    for _ in range(repeat):
+        samples["hook"].append(measure(hook, env, repo, pss=True))
+        samples["jobs 1"].append(measure(serial, env, repo, pss=True))
+    rows = [Row(label, tuple(found)) for label, found in samples.items()]
+    print(f"\n## The pre-commit hook (pre-commit's xargs, PRE_COMMIT=1) on {count:,} files\n")
+    print("| command | wall s | CPU s | tree PSS MiB |")
+    print("| --- | ---: | ---: | ---: |")
+    for row in rows:
+        print(
+            f"| {row.label} | {row.median('wall'):.3f} | {row.median('cpu'):.3f} | "
+            f"{row.median('tree_pss') / 1024:.1f} |"
+        )
+    print(f"\nhook / --jobs 1: wall {rows[0].median('wall') / rows[1].median('wall'):.2f}x")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,100,1000,10000", help="comma-separated file counts")
@@ -560,6 +727,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="keep the repositories here (default: temp)")
     parser.add_argument("--importtime", action="store_true", help="summarise -X importtime")
     parser.add_argument("--generate-only", action="store_true", help="write the repositories")
+    parser.add_argument("--real", action="store_true", help="each real file against yamllint")
+    parser.add_argument("--rounds", type=int, default=11, help="rounds per real file (median)")
+    parser.add_argument("--hook", action="store_true", help="the pre-commit hook vs --jobs 1")
+    parser.add_argument("--hook-files", type=int, default=1000, help="files for --hook")
     args = parser.parse_args(argv)
     sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kvlint-bench-"))
@@ -567,6 +738,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"# kvlint check vs yamllint ({os.cpu_count()} cores, {sys.version.split()[0]})")
     print(f"\nrepositories under {workdir}")
     try:
+        if args.real or args.hook:
+            if args.real:
+                bench_real(workdir, args.rounds)
+            if args.hook:
+                bench_hook(workdir, args.hook_files, args.repeat)
+            return 0
         for count in sizes:
             if args.generate_only:
                 generate(workdir / f"repo-{count}", count)
