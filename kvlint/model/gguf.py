@@ -2,8 +2,8 @@
 
 llama.cpp deployments name a ``.gguf`` file (``-m``) or a Hub repository of them (``-hf
 org/name-GGUF:Q4_K_M``). When the file is on this machine and the optional ``gguf`` package is
-installed (``pip install 'kvlint[gguf]'``), its metadata gives the architecture, block count,
-head counts, key/value lengths, context length and sliding window; otherwise the file name is
+installed (``pip install 'kvcache-lint[gguf]'``), its metadata gives the architecture, block
+count, head counts, key/value lengths, context length and sliding window; otherwise the file name is
 matched to a catalog entry (``Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf`` -> Llama 3.1 8B Instruct
 with Q4_K_M weights) and the match is reported. Either way the cache is llama.cpp's default
 f16 (``-ctk``/``-ctv`` change it, and the engine accounting reads those).
@@ -152,7 +152,8 @@ def resolve_gguf_name(text: str) -> ResolvedModel:
         raise ModelNotResolved(
             f"GGUF model {text!r}: the name {name!r} matches no built-in catalog entry "
             "(`kvlint models` lists them); give the path of the .gguf file so kvlint can read "
-            "its metadata (pip install 'kvlint[gguf]'), or the original model's config.json"
+            "its metadata (pip install 'kvcache-lint[gguf]'), or the original model's "
+            "config.json"
         )
     entry, quant = found
     return _catalog_match(entry, quant, f"GGUF name {text!r}")
@@ -169,13 +170,14 @@ def resolve_gguf_file(path: pathlib.Path) -> ResolvedModel:
         if found is None:
             raise KvlintError(
                 "reading a .gguf file needs the optional gguf package "
-                "(pip install 'kvlint[gguf]'), and its name matches no catalog entry",
+                "(pip install 'kvcache-lint[gguf]'), and its name matches no catalog entry",
                 path=str(path),
             ) from None
         entry, quant = found
         resolved = _catalog_match(entry, quant, f"GGUF file {path.name!r}")
         note = (
-            "the gguf package is not installed (pip install 'kvlint[gguf]'), so the name was used"
+            "the gguf package is not installed (pip install 'kvcache-lint[gguf]'), "
+            "so the name was used"
         )
         return ResolvedModel(resolved.spec, "gguf", f"{resolved.detail}; {note}")
     metadata = read_metadata(path)

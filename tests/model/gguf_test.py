@@ -178,5 +178,5 @@ def test_without_the_gguf_package_a_file_is_matched_by_name(
     assert "gguf package is not installed" in resolved.detail
     unknown = tmp_path / "private-model-Q8_0.gguf"
     unknown.write_bytes(b"GGUF")
-    with pytest.raises(KvlintError, match="kvlint\\[gguf\\]"):
+    with pytest.raises(KvlintError, match=r"pip install .kvcache-lint\[gguf\]"):
         resolve_model(str(unknown))

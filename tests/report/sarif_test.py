@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import jsonschema
 import pytest
 
+from kvlint import REPOSITORY
 from kvlint.finding import Finding
 from kvlint.finding import Fix
 from kvlint.finding import Severity
 from kvlint.finding import Span
 from kvlint.linter import Summary
+from kvlint.registry import default_registry
 from kvlint.report.sarif import RuleInfo
 from kvlint.report.sarif import SarifReporter
 from kvlint.report.sarif import artifact_uri
 from kvlint.report.sarif import rule_info
 from kvlint.report.sarif import sarif_log
 from kvlint.rule import Rule
+from testing.shared import REPO
 from testing.shared import SARIF_SCHEMA
 from testing.shared import shared_file
 
@@ -180,3 +184,24 @@ def test_reporter_writes_one_valid_log_at_the_end() -> None:
     validate(log)
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["KV301"]
     assert stream.getvalue().endswith("}\n")
+
+
+def _github_anchor(heading: str) -> str:
+    """The id GitHub gives a Markdown heading: lower case, punctuation other than ``-`` and
+    ``_`` dropped, each space a hyphen."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_builtin_help_uri_lands_on_its_heading_in_docs_rules_md() -> None:
+    """The SARIF ``helpUri`` of each built-in rule is this repository's ``docs/rules.md`` with
+    the anchor GitHub renders for that rule's heading (a wrong anchor opens the page's top)."""
+    text = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    anchors = {_github_anchor(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+    rules = list(default_registry().rules.values())
+    assert len(rules) >= 20
+    for rule in rules:
+        page, _, anchor = rule_info(rule, builtin=True).help_uri.partition("#")
+        assert page == f"{REPOSITORY}/blob/main/docs/rules.md", rule.code
+        assert anchor in anchors, (rule.code, anchor)
+    # The index at the top links the same anchors.
+    assert set(re.findall(r"\]\(#([^)]+)\)", text)) <= anchors
