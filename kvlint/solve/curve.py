@@ -8,8 +8,8 @@ from kvlint.engines import account
 from kvlint.settled import Settled
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.capacity import max_model_len_at
-from kvlint.solve.plot import Chart
-from kvlint.solve.plot import Series
+from kvlint.solve.chart import Chart
+from kvlint.solve.chart import Series
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import placed
 

@@ -20,6 +20,7 @@ from kvlint.solve.capacity import LenAnswer
 from kvlint.solve.capacity import SeqsAnswer
 from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.capacity import max_num_seqs_at
+from kvlint.solve.chart import Chart
 from kvlint.solve.compare import EngineRow
 from kvlint.solve.compare import engines_compare
 from kvlint.solve.curve import kv_chart
@@ -29,7 +30,6 @@ from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import min_gpus
 from kvlint.solve.levers import Lever
 from kvlint.solve.levers import levers
-from kvlint.solve.plot import Chart
 from kvlint.solve.variants import Estimator
 from kvlint.solve.variants import placed
 from kvlint.solve.variants import value

@@ -1,50 +1,20 @@
-"""A small line chart drawn two ways without a plotting library: terminal text and SVG."""
+"""A chart (``kvlint.solve.chart``) drawn two ways without a plotting library: terminal text and
+SVG. Imported only for the output that draws it: ``solve --format json`` never loads it."""
 
 from __future__ import annotations
 
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from html import escape as html_escape
 
-from kvlint.units import format_binary
+from kvlint.solve.chart import Chart
 
 
 def escape(text: str) -> str:
     """``&``, ``<`` and ``>`` as entities (what ``xml.sax.saxutils.escape`` does, without its
     import of urllib, http.client and ssl: 25 ms of every ``kvlint solve``)."""
     return html_escape(text, quote=False)
-
-
-@dataclass(frozen=True)
-class Series:
-    """A curve (``points`` ascending in x) or, with one point, a horizontal line at its y."""
-
-    label: str
-    points: tuple[tuple[float, float], ...]
-    mark: str = "*"  # the terminal character
-    color: str = "#1f77b4"  # the SVG stroke
-    dashed: bool = False
-
-    @property
-    def horizontal(self) -> bool:
-        return len(self.points) == 1
-
-
-@dataclass(frozen=True)
-class Chart:
-    title: str
-    x_label: str
-    y_label: str
-    series: tuple[Series, ...]
-    marker_x: float | None = None  # a vertical rule (the target context)
-    marker_label: str | None = None  # its name, at its top and in the legend
-    annotations: tuple[tuple[float, float, str], ...] = ()  # (x, y, label): a labelled point
-    y_format: Callable[[float], str] | None = None  # how the y axis reads (None: bytes)
-
-    def y_text(self, value: float) -> str:
-        return self.y_format(value) if self.y_format is not None else format_binary(value)
 
 
 def format_tokens_short(n: float) -> str:

@@ -10,7 +10,6 @@ from kvlint.estimate import EngineEstimate
 from kvlint.solve.fleet import GpuPlan
 from kvlint.solve.fleet import ReplicaResult
 from kvlint.solve.plan import Plan
-from kvlint.solve.plot import render_text
 from kvlint.units import format_bytes
 
 # -- JSON -----------------------------------------------------------------------------------
@@ -163,6 +162,8 @@ def render_plan(plan: Plan) -> list[Any]:
     """The renderables ``kvlint solve`` prints for one plan, in order."""
     from rich.table import Table
     from rich.text import Text
+
+    from kvlint.solve.plot import render_text  # the text chart: only for this output
 
     est = plan.base
     out: list[Any] = []

@@ -214,5 +214,27 @@ def test_solve_without_plot_imports_no_xml_or_ssl(tmp_path: Path, output: str) -
     assert code in (0, 1)
     assert "kvlint.solve.plan" in modules  # the plan was made
     assert modules.isdisjoint({"xml", "ssl", "http", "jsonschema"})
-    # The tables are rich's; JSON is written without it.
+    # The tables are rich's and the text chart is drawn by kvlint.solve.plot; JSON is written
+    # with neither (its chart is the data of kvlint.solve.chart).
     assert ("rich" in modules) is (output == "text")
+    assert ("kvlint.solve.plot" in modules) is (output == "text")
+    assert "kvlint.solve.chart" in modules
+
+
+def test_solve_plot_imports_the_drawing(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    args = ("solve", "--gpu", "L4", "--format", "json", "--plot", "kv.svg", "serve.yaml")
+    code, modules = imported(tmp_path, *args)
+    assert code in (0, 1) and (tmp_path / "kv.svg").is_file()
+    assert "kvlint.solve.plot" in modules and "rich" not in modules
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_size_imports_rich_only_for_text_and_nothing_of_solve(tmp_path: Path, output: str) -> None:
+    (tmp_path / "serve.yaml").write_text(VLLM_CONFIG)
+    code, modules = imported(tmp_path, "size", "--gpu", "L4", "--format", output, "serve.yaml")
+    assert code in (0, 1)
+    assert "kvlint.sizing" in modules  # the deployment was sized
+    assert ("rich" in modules) is (output == "text")
+    assert not {m for m in modules if m.startswith("kvlint.solve")}
+    assert modules.isdisjoint({"xml", "ssl", "http", "jsonschema"})

@@ -9,10 +9,10 @@ from kvlint.engines import account
 from kvlint.solve.capacity import admitted_at
 from kvlint.solve.capacity import max_model_len_at
 from kvlint.solve.capacity import max_num_seqs_at
+from kvlint.solve.chart import Chart
+from kvlint.solve.chart import Series
 from kvlint.solve.curve import POINTS
 from kvlint.solve.curve import kv_chart
-from kvlint.solve.plot import Chart
-from kvlint.solve.plot import Series
 from kvlint.solve.plot import format_tokens_short
 from kvlint.solve.plot import render_svg
 from kvlint.solve.plot import render_text
