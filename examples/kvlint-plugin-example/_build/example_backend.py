@@ -1,4 +1,4 @@
-"""A minimal PEP 517 build backend (pure-Python wheel, no dependencies).
+"""A minimal PEP 517 build backend (pure-Python wheel, no dependencies but tomli before 3.11).
 
 It lets kvlint's tests install this example offline, in any environment, with
 ``pip install --no-index --no-deps --target DIR``. A real plugin uses any backend it likes
