@@ -135,6 +135,10 @@ class Deployment:
     workload: Workload | None = None  # the requests it serves, when a plan or config says
     problems: list[InputProblem] = field(default_factory=list)
     unknown_flags: list[Sourced[str]] = field(default_factory=list)
+    # A cache dtype setting given a weight quantisation the engine does not take as a cache
+    # type (`--kv-cache-dtype awq`, `OLLAMA_KV_CACHE_TYPE=q4_K_M`), by Deployment field: read
+    # by KV201 instead of a generic KV502, and left out of the field (the cache stays default).
+    weight_format_cache: dict[str, Sourced[str]] = field(default_factory=dict)
     # Settings whose value the file leaves to run time (`$(MAX_LEN)`, `{{ .Values.len }}`), by
     # Deployment field: the value as written. The arithmetic cannot use them (sizing says so).
     runtime: dict[str, Sourced[str]] = field(default_factory=dict)

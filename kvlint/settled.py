@@ -72,6 +72,10 @@ class EngineFacts(NamedTuple):
     # and those every release starts with although an old release's list leaves them out.
     cache_dtype_releases: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = ()
     unlisted_cache_dtypes: tuple[str, ...] = ()
+    # Releases before this one start with a cache dtype they do not list and keep the default
+    # (Ollama warns "unsupported OLLAMA_KV_CACHE_TYPE" and uses f16); None: every release
+    # refuses one (argparse, clap, llama.cpp's "Unsupported cache type").
+    unlisted_cache_dtype_ignored_before: tuple[int, ...] | None = None
     # An fp8 e4m3 cache needs compute capability 8.9 (vLLM's Triton KV writer asserts it).
     fp8_cache_needs_sm89: bool = False
     # The engine's own words when attention heads do not divide by TP ({heads}, {tp} filled

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import Applicability
 from kvlint.finding import Edit
@@ -14,6 +15,7 @@ from kvlint.settled import Settled
 from kvlint.sizing import Sizing
 from kvlint.units import format_bytes
 from kvlint.units import format_decimal
+from kvlint.versions import parse_version
 
 from . import _stated
 
@@ -75,6 +77,14 @@ def name(sizing: Sizing, field: str) -> str:
 
 def engine_name(sizing: Sizing) -> str:
     return sizing.facts.display if sizing.facts is not None else "the engine"
+
+
+def release(sizing: Sizing, dep: Deployment) -> tuple[int, ...] | None:
+    """The engine release the deployment runs: the settled one (the newest kvlint models when
+    the file names none), or the file's own when nothing is settled (the model unknown)."""
+    if sizing.settled is not None:
+        return sizing.settled.version_numbers
+    return parse_version(str(dep.engine_version.value)) if dep.engine_version else None
 
 
 def model_name(spec: ModelSpec) -> str:

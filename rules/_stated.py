@@ -24,6 +24,7 @@ from kvlint.model.spec import ModelSpec
 from kvlint.sizing import Sizing
 from kvlint.storage import CacheDtype
 from kvlint.storage import CacheTypes
+from kvlint.storage import is_weight_format as is_weight_format
 
 # Weight formats by the bits a weight takes. None of them is a cache dtype in any engine.
 _WEIGHT_BITS = (
@@ -31,13 +32,6 @@ _WEIGHT_BITS = (
     (re.compile(r"q5_k"), 5),
     (re.compile(r"q6_k"), 6),
     (re.compile(r"fp8|int8|w8a|8bit|8-bit|eetq|q8_0"), 8),
-)
-# Names that are weight formats and never a KV cache dtype: a cache set to one of these was
-# meant to follow the weights (KV201), whatever the engine says of it.
-_WEIGHT_ONLY = re.compile(
-    r"^(awq|awq_marlin|gptq|gptq_marlin|marlin|int4|int8|w4a16|w8a8|w8a16|nf4|bitsandbytes|"
-    r"bitsandbytes-nf4|gguf|exl2|squeezellm|compressed-tensors|4bit|8bit|"
-    r"q[2-6]_k(_[sml])?|iq[1-4]_[a-z]+)$"
 )
 
 
@@ -90,10 +84,6 @@ def weight_label(weights: tuple[float, str]) -> str:
     """'AWQ 4-bit', 'FP8', 'INT4': the bits only when the format's name does not carry them."""
     bits, label = weights
     return label if f"{bits:g}" in label else f"{label} {bits:g}-bit"
-
-
-def is_weight_format(value: str) -> bool:
-    return bool(_WEIGHT_ONLY.match(value.strip().lower()))
 
 
 def bits_dtype(bits: float, label: str) -> CacheDtype:

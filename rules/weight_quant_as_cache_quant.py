@@ -10,6 +10,7 @@ from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
 from kvlint.rule import Rule
 from kvlint.sizing import Sizing
+from kvlint.versions import version_label
 
 from . import _numbers as n
 from . import _stated
@@ -20,7 +21,11 @@ class WeightQuantAsCacheQuant(Rule):
     Checks for a cache assumed to shrink with the weights. It reports a plan whose cache figures
     assume the cache is stored at the weights' precision (AWQ, GPTQ, INT4, FP8 weights, GGUF
     Q4_K_M ...) while the cache is left at `auto` / `f16`, and a weight-quantisation name
-    given as a cache dtype.
+    given as a cache dtype in any engine's spelling (`--kv-cache-dtype awq`, SGLang's
+    `--kv-cache-dtype gptq`, llama.cpp's `--cache-type-k q4_K_M`,
+    `OLLAMA_KV_CACHE_TYPE=q4_K_M`), where the engine refuses it or, as Ollama before 0.30
+    does, ignores it. A plan that names a quantised checkpoint only by its id (`-AWQ`,
+    `-GPTQ-Int4`, `-FP8`) is judged by the weights that id resolves to.
 
     ## Why is this bad?
     Weight quantisation and cache quantisation are separate settings. INT4 weights divide the
@@ -87,9 +92,19 @@ class WeightQuantAsCacheQuant(Rule):
                 right = _stated.per_token(kv)
                 wrong = _stated.per_token(_stated.at(kv, assumed))
                 field = n.name(sizing, "kv_cache_dtype")
+                # "the weights' precision" only when it is (int4 over FP8 weights is a weight
+                # format, but not theirs).
+                theirs = weights is not None and weights[0] == assumed.bits_per_value
+                what = (
+                    f"the weights' precision{label}"
+                    if theirs
+                    else f"a weight quantisation (the weights are {label.strip(' ()')})"
+                    if weights is not None
+                    else "a weight quantisation"
+                )
                 message = (
-                    f"the plan assumes `kv_cache_dtype` `{text}`, the weights' precision"
-                    f"{label}, but {field} is `{setting}`: the cache stays "
+                    f"the plan assumes `kv_cache_dtype` `{text}`, {what}, but {field} is "
+                    f"`{setting}`: the cache stays "
                     f"{kv.types.k.name}, {n.gib(right)} per token, not {n.gib(wrong)} "
                     f"({n.ratio(right, wrong)})"
                 )
@@ -125,19 +140,33 @@ class WeightQuantAsCacheQuant(Rule):
             yield Problem(v.stated.span, message, fix, figures)
 
     def _settings(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:
-        """A weight format written where the engine expects a cache dtype (read as the file
-        states it: this runs when the model is unknown too, with nothing settled)."""
+        """A weight format written where the engine reads a cache dtype, which it does not take
+        as one (the reader kept it out of the field: this runs when the model is unknown too)."""
+        facts = sizing.facts
         eight = n.cache_8bit(sizing)
-        for field in ("kv_cache_dtype", "kv_cache_dtype_v"):
-            value = getattr(dep, field)
-            if value is None or not _stated.is_weight_format(str(value.value)):
-                continue
+        for field, value in dep.weight_format_cache.items():
+            spelled = n.name(sizing, field)
+            engine = n.engine_name(sizing)
+            release = n.release(sizing, dep)
+            ignored = facts is not None and facts.unlisted_cache_dtype_ignored_before
+            if ignored and (release is None or release < ignored):
+                stated = release is not None and dep.engine_version is not None
+                label = f"{engine} {version_label(release)}" if stated and release else engine
+                effect = f"{label} ignores it"
+                default = facts.default_cache_dtype if facts is not None else "auto"
+            else:
+                effect = f"{engine} refuses it"
+                default = None
             message = (
-                f"{n.name(sizing, field)} `{value.value}` is a weight quantisation, not a cache "
-                f"dtype: {n.engine_name(sizing)} rejects it, and the cache never follows the "
-                f"weights' format"
+                f"{spelled} `{value.value}` is the weights' quantisation, not a cache dtype: "
+                f"{effect}; the cache stays 16-bit unless {spelled} names a cache dtype such as "
+                f"`{eight}`"
             )
-            numbers = (("setting", f"{value.value}"), ("an 8-bit cache", eight))
+            numbers = (
+                ("setting", f"{value.value}"),
+                ("engine", engine),
+                ("an 8-bit cache", eight),
+            ) + ((("the cache it keeps", default),) if default else ())
             yield Problem(
                 value.span, message, n.fix(f"Set `{field}: {eight}`", value, eight), numbers
             )

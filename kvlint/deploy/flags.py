@@ -18,6 +18,7 @@ from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.text import find_placeholder
+from kvlint.storage import is_weight_format
 from kvlint.units import INT64_MAX
 from kvlint.units import parse_human_int
 
@@ -213,6 +214,18 @@ def parse_argv(spec: EngineSpec, tokens: list[Token]) -> Parsed:
     return parsed
 
 
+# The Deployment fields that hold a cache dtype.
+_CACHE_FIELDS = ("kv_cache_dtype", "kv_cache_dtype_v")
+
+
+def _weight_format_as_cache(setting: Setting, raw: Any) -> bool:
+    """A weight quantisation given where the engine reads a cache dtype, which it does not list
+    (vLLM's `awq`, llama.cpp's `q4_K_M`): the mistake KV201 names, not a generic KV502."""
+    if setting.field not in _CACHE_FIELDS or not setting.choices or not isinstance(raw, str):
+        return False
+    return raw not in setting.choices and is_weight_format(raw)
+
+
 def _literal(token: Token, text: str) -> Token:
     return Token(text, token.node, token.aligner, token.start, token.end, token.fallback)
 
@@ -377,6 +390,9 @@ def apply_setting(
         dep.settings[name] = Sourced(raw, span, text)
         if setting is not None and setting.field is not None:
             dep.runtime[setting.field] = Sourced(str(raw), span, text)
+        return
+    if _weight_format_as_cache(setting, raw):
+        dep.weight_format_cache[str(setting.field)] = Sourced(str(raw), span, text)
         return
     value, error = convert(setting, raw, spelled)
     if error is not None:

@@ -40,5 +40,6 @@ def test_contexts_read_k_both_ways() -> None:
 def test_weight_formats() -> None:
     for name in ("awq", "GPTQ", "int4", "q4_K_M", "w4a16", "bitsandbytes"):
         assert _stated.is_weight_format(name), name
-    for name in ("fp8", "q8_0", "auto", "bfloat16", "fp8_e5m2"):
+    # llama.cpp's cache types are weight types too: never a weight format here.
+    for name in ("fp8", "q8_0", "q4_0", "q5_1", "iq4_nl", "auto", "bfloat16", "fp8_e5m2"):
         assert not _stated.is_weight_format(name), name

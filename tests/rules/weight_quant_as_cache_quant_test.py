@@ -48,12 +48,14 @@ def test_fp8_cache_configured_passes() -> None:
 
 
 def test_weight_format_as_cache_dtype() -> None:
-    dep = deployment(kv_cache_dtype="awq")
+    dep = deployment()
+    # The reader keeps a weight format the engine does not list out of the cache field.
+    dep.weight_format_cache["kv_cache_dtype"] = Sourced("awq", Span("plan.yaml", 4, 17), "awq")
     # The setting is reported before any sizing (an engine cannot size a cache dtype it
     # rejects): with the engine's facts only, as when the model is unknown.
     unsized = Sizing(AWQ70, None, None, None, facts=facts("vllm"))
     [p] = WeightQuantAsCacheQuant().check(dep, unsized)
     assert p.message == (
-        "`kv_cache_dtype` `awq` is a weight quantisation, not a cache dtype: vLLM rejects it, "
-        "and the cache never follows the weights' format"
+        "`kv_cache_dtype` `awq` is the weights' quantisation, not a cache dtype: vLLM refuses "
+        "it; the cache stays 16-bit unless `kv_cache_dtype` names a cache dtype such as `fp8`"
     )

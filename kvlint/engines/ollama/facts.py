@@ -26,5 +26,9 @@ FACTS = EngineFacts(
     one_request_refusal="Ollama cannot hold one full-length request",
     quantised_v_without_flash="falls back",
     cache_dtype_releases=(((0,), KV_CACHE_TYPES),),
+    # llm/server.go before 0.30 drops a type it does not support ("unsupported
+    # OLLAMA_KV_CACHE_TYPE"); 0.30 (ollama#16031) hands it to llama-server as --cache-type-k/v,
+    # which exits on it.
+    unlisted_cache_dtype_ignored_before=(0, 30),
     parallel=ParallelRules("ollama", tensor=False, pipeline=False),
 )

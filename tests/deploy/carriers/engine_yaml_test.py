@@ -79,3 +79,16 @@ def test_arbitrary_yaml_is_not_an_engine_config() -> None:
     result = load_text("owner: platform\nmodel_cards: [a, b]\nport: 80\n", display="ci.yaml")
     assert result.deployments == []
     assert [(p.code, p.span.location()) for p in result.problems] == [("KV905", "ci.yaml:1:1")]
+
+
+def test_weight_format_as_cache_dtype_is_kept_for_kv201() -> None:
+    # `awq` is no cache dtype vLLM lists: kept aside for KV201 (no KV502), the field unset so the
+    # cache is sized at its default; a dtype vLLM lists, or one that is no weight format, is not.
+    (dep,) = load_text("model: m\nkv-cache-dtype: awq\n", display="c.yaml").deployments
+    assert dep.kv_cache_dtype is None and not dep.problems
+    value = dep.weight_format_cache["kv_cache_dtype"]
+    assert (value.value, value.span.location()) == ("awq", "c.yaml:2:17")
+    result = load_text("model: m\nkv-cache-dtype: fp9\n", display="c.yaml")
+    assert [p.code for p in result.problems] == ["KV502"]
+    (dep,) = load_text("model: m\nkv-cache-dtype: fp8\n", display="c.yaml").deployments
+    assert dep.kv_cache_dtype is not None and not dep.weight_format_cache
