@@ -62,6 +62,9 @@ class EngineSpec:
     releases_read: tuple[str, ...] = ()  # releases whose flags were read, oldest first
     first_seen: Mapping[str, str] = field(default_factory=dict)  # flag -> first release read
     last_seen: Mapping[str, str] = field(default_factory=dict)  # flag -> last release read
+    # JSON options that also take one key at a time (vLLM's `--hf-overrides.head_dim=1024`,
+    # `--compilation-config.level 3`): canonical names.
+    dotted: frozenset[str] = frozenset()
 
     def absent_in(self, name: str, version: str) -> str | None:
         """Why ``--name`` is not a flag of ``version`` (from the releases read), else None.
@@ -136,6 +139,9 @@ class Parsed:
     positionals: list[Token] = field(default_factory=list)
     unknown: list[Token] = field(default_factory=list)
     abbreviated: list[tuple[Token, str]] = field(default_factory=list)  # (token, expanded name)
+    # One key of a JSON option (`--hf-overrides.text_config.head_dim 336`): (option, key path,
+    # the flag, its value).
+    dotted: list[tuple[str, str, Token, Token | None]] = field(default_factory=list)
 
 
 def _version_tuple(version: str) -> tuple[int, ...] | None:
@@ -179,6 +185,15 @@ def parse_argv(spec: EngineSpec, tokens: list[Token]) -> Parsed:
             base = spec.canonical("--" + spelled[5:])
             if base is not None and spec.arity(base) in ("0", "bool"):
                 name, negated = base, True
+        if name is None and spec.dotted and spelled.startswith("--") and "." in spelled:
+            option, _, path = spelled[2:].partition(".")
+            base = spec.canonical("--" + option)
+            if base in spec.dotted and path:
+                if value is None and i < len(tokens) and not _is_flag(tokens[i].text):
+                    value = tokens[i]
+                    i += 1
+                parsed.dotted.append((base, path, token, value))
+                continue
         if name is None:
             name = spec.expand_abbreviation(spelled)
             if name is not None:
@@ -224,6 +239,33 @@ def _weight_format_as_cache(setting: Setting, raw: Any) -> bool:
     if setting.field not in _CACHE_FIELDS or not setting.choices or not isinstance(raw, str):
         return False
     return raw not in setting.choices and is_weight_format(raw)
+
+
+def dotted_json(pieces: list[tuple[str, Token | None]]) -> dict[str, Any]:
+    """The JSON object a run of `--option.key.sub VALUE` flags spells, as vLLM's argument
+    parser builds it: each value decoded as JSON when it is JSON (`1024` is a number), a
+    string otherwise; a key ending in `+` appends to a list."""
+    result: dict[str, Any] = {}
+    for path, token in pieces:
+        text = token.text if token is not None else "true"
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        *parents, last = path.split(".")
+        node = result
+        for key in parents:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = node[key] = {}
+            node = child
+        if last.endswith("+"):
+            items = node.setdefault(last[:-1], [])
+            if isinstance(items, list):
+                items.extend(value.split(",") if isinstance(value, str) else [value])
+        else:
+            node[last] = value
+    return result
 
 
 def _literal(token: Token, text: str) -> Token:

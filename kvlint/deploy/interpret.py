@@ -13,6 +13,7 @@ from kvlint.deploy.flags import EngineSpec
 from kvlint.deploy.flags import FieldHook
 from kvlint.deploy.flags import abbreviation_problem
 from kvlint.deploy.flags import apply_setting
+from kvlint.deploy.flags import dotted_json
 from kvlint.deploy.flags import parse_argv
 from kvlint.deploy.flags import unknown_flag_problem
 from kvlint.deployment import Deployment
@@ -24,6 +25,15 @@ from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 
 SUGGEST_UNKNOWN_FLAGS = 100
+
+
+def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        old = merged.get(key)
+        both = isinstance(old, Mapping) and isinstance(value, Mapping)
+        merged[key] = _deep_merge(old, value) if both else value  # type: ignore[arg-type]
+    return merged
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,23 @@ class Engine:
                 self.set(dep, name, bare, flag, spelled=spelled)
             else:
                 self.set(dep, name, value.text, value, spelled=spelled)
+        self._apply_dotted(dep, parsed.dotted)
         self.check_exclusive(dep)
+
+    def _apply_dotted(
+        self, dep: Deployment, dotted: list[tuple[str, str, Token, Token | None]]
+    ) -> None:
+        """`--hf-overrides.head_dim=1024` and its kin: the keys of one JSON option merged into
+        the object it spells (over a whole `--hf-overrides '{...}'` given too), set once."""
+        names = list(dict.fromkeys(name for name, _, _, _ in dotted))
+        for name in names:
+            pieces = [(path, value) for option, path, _, value in dotted if option == name]
+            merged = dotted_json(pieces)
+            given = dep.settings.get(name)
+            if given is not None and isinstance(given.value, dict):
+                merged = _deep_merge(given.value, merged)
+            first = next(flag for option, _, flag, _ in dotted if option == name)
+            self.set(dep, name, merged, first, spelled=first.text.partition(".")[0])
 
     def _unknown(self, dep: Deployment, token: Token, flag: Sourced[str]) -> None:
         """A KV501 per unknown flag; past a cap without the `did you mean`: each suggestion is a

@@ -12,6 +12,7 @@ from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.errors import UnsizedArchitecture
 from kvlint.finding import Span
+from kvlint.model import cancelling
 from kvlint.model.families import family_for
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Family
@@ -64,11 +65,12 @@ _TIED_BY_DEFAULT = frozenset(
 _NO_FLOAT16 = frozenset({"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"})
 
 
-def load_config_file(path: pathlib.Path) -> ModelSpec:
+def load_config_file(path: pathlib.Path, *, checkpoint: bool = False) -> ModelSpec:
     """Read a ``config.json`` (or a model directory holding one) into a ModelSpec.
 
     Raises KvlintError naming the file (and the key, with its line and column) on anything
-    kvlint cannot read.
+    kvlint cannot read. ``checkpoint``: the file is a checkpoint's own (from the Hub or its
+    cache), not one a deployment's author may have written.
     """
     file = path / "config.json" if path.is_dir() else path
     shown = str(file)
@@ -97,7 +99,33 @@ def load_config_file(path: pathlib.Path) -> ModelSpec:
             f"the model config must be a JSON object, got {type(config).__name__}", path=shown
         )
     positions = key_positions(text)
-    return _build(config, name=config_name(file), source=shown, path=shown, locate=positions.get)
+    name = config_name(file)
+    spec = _build(config, name=name, source=shown, path=shown, locate=positions.get)
+
+    def rebuild(head_dim: int) -> ModelSpec:
+        return _build(
+            _with_head_dim(config, head_dim),
+            name=name,
+            source=shown,
+            path=shown,
+            locate=positions.get,
+        )
+
+    # A config.json on disk may be hand-written (a calculator's): a head_dim that is the
+    # cancelling formula is read back to the model's. A checkpoint's own config is as it is.
+    return spec if checkpoint else cancelling.undo(spec, rebuild)
+
+
+def _with_head_dim(config: Mapping[str, Any], head_dim: int) -> dict[str, Any]:
+    """``config`` with ``head_dim`` replaced where it is written (the top or its text_config)."""
+    copy = dict(config)
+    for key in ("text_config", "llm_config"):
+        part = copy.get(key)
+        if isinstance(part, Mapping) and "head_dim" in part:
+            copy[key] = {**part, "head_dim": head_dim}
+    if "head_dim" in copy:
+        copy["head_dim"] = head_dim
+    return copy
 
 
 def config_name(file: pathlib.Path) -> str:

@@ -420,7 +420,7 @@ def _download(
 def _load_named(config: pathlib.Path, repo_id: str, source: str) -> ModelSpec:
     from kvlint.model.hf import load_config_file
 
-    spec = load_config_file(config)
+    spec = load_config_file(config, checkpoint=True)
     return dataclasses.replace(spec, name=repo_id, source=source)
 
 

@@ -105,6 +105,9 @@ class ModelSpec:
     vision_param_count: int | None = None
     source: str = ""  # where the facts came from: a path, a catalog entry, a hub id
     notes: tuple[str, ...] = field(default=())
+    # The head_dim a config.json wrote as hidden_size / KV heads (the cancelling formula, in a
+    # shape no published checkpoint has); ``head_dim`` is then hidden_size / query heads.
+    config_head_dim: int | None = None
 
     @property
     def num_layers(self) -> int:

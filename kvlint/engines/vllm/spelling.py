@@ -72,6 +72,16 @@ def _served_name(dep: Deployment, name: str, value: Sourced[Any]) -> None:
     dep.served_model_name = Sourced(first, value.span, value.raw)
 
 
+# The JSON options vLLM's argument parser also takes one key at a time
+# (`--hf-overrides.head_dim 1024`, docs/cli/json_tip.inc.md): every *-config, *-overrides and
+# *-kwargs option but the two that name a file or a source (--config, --generation-config).
+DOTTED = frozenset(
+    name
+    for name in vllm_flags.KNOWN
+    if name.endswith(("-config", "-overrides", "-kwargs"))
+    and name not in ("config", "generation-config")
+) | {"limit-mm-per-prompt", "rope-scaling"}
+
 SPEC = EngineSpec(
     name="vllm",
     settings=SETTINGS,
@@ -84,6 +94,7 @@ SPEC = EngineSpec(
     releases_read=vllm_flags.RELEASES_READ,
     first_seen=vllm_flags.FIRST_SEEN,
     last_seen=vllm_flags.LAST_SEEN,
+    dotted=DOTTED,
 )
 
 ENGINE = Engine(

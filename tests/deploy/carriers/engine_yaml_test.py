@@ -92,3 +92,24 @@ def test_weight_format_as_cache_dtype_is_kept_for_kv201() -> None:
     assert [p.code for p in result.problems] == ["KV502"]
     (dep,) = load_text("model: m\nkv-cache-dtype: fp8\n", display="c.yaml").deployments
     assert dep.kv_cache_dtype is not None and not dep.weight_format_cache
+
+
+def test_dotted_json_options() -> None:
+    from kvlint.deploy.argv import Token
+    from kvlint.deploy.flags import dotted_json
+
+    def word(text: str) -> Token:
+        return Token(text, None)
+
+    pieces = [
+        ("head_dim", word("1024")),
+        ("text_config.rope_theta", word("1e6")),
+        ("architectures+", word("A,B")),
+        ("name", word("llama")),
+    ]
+    assert dotted_json(pieces) == {
+        "head_dim": 1024,
+        "text_config": {"rope_theta": 1e6},
+        "architectures": ["A", "B"],
+        "name": "llama",
+    }

@@ -153,3 +153,20 @@ def test_annotations_of_the_workload_then_of_the_pod_template() -> None:
         "kvlint.dev/ignore": ("KV301", 6),
         "team": ("serving", 11),  # the pod template's, over the Deployment's
     }
+
+
+def test_vllm_dotted_hf_overrides_merge_into_one_object() -> None:
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - name: vllm\n      image: vllm/vllm-openai:v0.11.0\n"
+        '      args: ["--model", "m", "--hf-overrides", \'{"rope_theta": 1}\', '
+        '"--hf-overrides.head_dim=1024", "--hf-overrides.text_config.head_dim", "336"]\n'
+    )
+    (dep,) = load_text(text, display="p.yaml").deployments
+    assert not dep.problems and not dep.unknown_flags
+    assert dep.hf_overrides is not None
+    assert dep.hf_overrides.value == {
+        "rope_theta": 1,
+        "head_dim": 1024,
+        "text_config": {"head_dim": 336},
+    }
