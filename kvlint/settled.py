@@ -62,6 +62,8 @@ class EngineFacts(NamedTuple):
     # A quantised V cache without flash attention: "refuses" (llama.cpp), "falls back" to f16
     # (Ollama), or None where it does not apply.
     quantised_v_without_flash: str | None = None
+    # From this release the fall-back is a refusal (Ollama 0.30 hands the type to llama-server).
+    quantised_v_refused_from: tuple[int, ...] | None = None
     # The engine puts layers on the GPU one by one (llama.cpp -ngl) rather than sharding them.
     offloads_layers: bool = False
     parallel: ParallelRules = ParallelRules("engine")  # how it splits a model across GPUs

@@ -9,7 +9,10 @@ from ._input_problem import InputProblemRule
 
 class InvalidSettingValue(InputProblemRule):
     """## What it does
-    Checks that each setting's value has the type and range the engine accepts.
+    Checks that each setting's value has the type and range the engine accepts. A number
+    goes where a number goes, one of the engine's choices where it lists them, a value where a
+    flag takes one (llama.cpp's `-fa` needs on, off or auto from build b6327), and a word
+    such as `flash-attn: off` is quoted where YAML would otherwise read a boolean.
 
     ## Why is this bad?
     `max-model-len: lots` or `gpu-memory-utilization: 1.5` stops the engine at start-up, and

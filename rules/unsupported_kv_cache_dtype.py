@@ -29,13 +29,16 @@ class UnsupportedKvCacheDtype(Rule):
     Checks that the engine and the GPU support the KV-cache dtype. It reports a dtype the
     engine version does not list, an e4m3 `fp8` cache in vLLM on a GPU below compute
     capability 8.9, and a quantised V cache in llama.cpp (or Ollama) with flash attention
-    turned off.
+    turned off, or in Ollama before 0.30 left unset for a model it does not turn it on for
+    itself (llama, mistral, qwen2 ...).
 
     ## Why is this bad?
     vLLM refuses an unknown `--kv-cache-dtype` at start-up; its Triton kernels cannot store
     e4m3 on Ampere ("type fp8e4nv not supported in this architecture"); llama.cpp refuses a
     quantised V cache without flash attention ("quantized V cache requires flash_attn to be
-    enabled") and Ollama silently falls back to a 16-bit cache. The deployment either does
+    enabled"); Ollama before 0.30 silently falls back to a 16-bit cache ("quantized kv cache
+    requires flash attention"), and from 0.30 hands both to llama-server, which refuses
+    them. The deployment either does
     not start or holds half the cache the plan counted on.
 
     ## Example
@@ -153,29 +156,41 @@ class UnsupportedKvCacheDtype(Rule):
         flash = settled.flash_attention
         if flash is None or str(flash.value).strip().lower() not in _OFF:
             return
-        falls_back = settled.facts.quantised_v_without_flash == "falls back"
-        if falls_back:
-            # One type for K and V (OLLAMA_KV_CACHE_TYPE); the engine quietly keeps 16 bits.
+        facts = settled.facts
+        release = settled.version_numbers
+        refused_from = facts.quantised_v_refused_from
+        falls_back = facts.quantised_v_without_flash == "falls back" and not (
+            refused_from is not None and release is not None and release >= refused_from
+        )
+        switch = n.name(sizing, "flash_attention")
+        if facts.quantised_v_without_flash == "falls back":
+            # One type for K and V (OLLAMA_KV_CACHE_TYPE).
             v_type: Sourced[Any] | None = settled.cache_dtype
-            field = "kv_cache_dtype"
-            effect = (
-                f"{settled.facts.display} falls back to an f16 cache, twice the memory the "
-                "setting meant"
-            )
-            on = "1"
+            field, on = "kv_cache_dtype", "1"
         else:
             v_type, field, on = settled.cache_dtype_v, "kv_cache_dtype_v", "on"
+        if falls_back:
             effect = (
-                f'{settled.facts.display} refuses to create the context ("quantized V cache '
-                'requires flash_attn to be enabled")'
+                f"{facts.display} falls back to an f16 cache, twice the memory the setting meant"
+            )
+        else:
+            effect = (
+                f'{facts.display} refuses to create the context ("quantized V cache requires '
+                'flash_attn to be enabled")'
             )
         if v_type is None or v_type.default or not _quantised(str(v_type.value)):
             return
+        if flash.default:
+            # Not set: the release's own default for this model is off.
+            label = f"{facts.display} {version_label(release)}" if release else facts.display
+            why = f"{switch} is not set, and {label} leaves it off for {settled.spec.model_type}"
+        else:
+            why = f"{switch} is `{flash.value}`"
         message = (
             f"{n.name(sizing, field)} `{v_type.value}` is a quantised V cache, which needs flash "
-            f"attention, but {n.name(sizing, 'flash_attention')} is `{flash.value}`: {effect}"
+            f"attention, but {why}: {effect}"
         )
-        title = f"Turn flash attention on ({n.name(sizing, 'flash_attention')} `{on}`)"
+        title = f"Turn flash attention on ({switch} `{on}`)"
         numbers = (("V cache type", str(v_type.value)), ("flash attention", str(flash.value)))
         yield Problem(v_type.span, message, n.fix(title, flash, on), numbers)
 

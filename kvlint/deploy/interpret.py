@@ -27,6 +27,31 @@ from kvlint.source.nodes import Sequence
 SUGGEST_UNKNOWN_FLAGS = 100
 
 
+# The words YAML 1.1 (PyYAML, Helm, Kubernetes) reads as booleans, by what they say.
+_YAML_BOOLEAN_WORDS = {"on": "on", "off": "off", "yes": "on", "no": "off"}
+
+
+def _yaml_boolean_word(spec: EngineSpec, name: str, value: Scalar) -> str | None:
+    """The word an unquoted `flash-attn: off` was written as, where the setting takes words
+    (on/off/auto) and YAML made a boolean of it; None otherwise."""
+    setting = spec.settings.get(name)
+    if setting is None or "off" not in setting.choices or not isinstance(value.value, bool):
+        return None
+    if value.style:
+        return None
+    return _YAML_BOOLEAN_WORDS.get(value.text.strip().lower())
+
+
+def _yaml_boolean_problem(spelled: str, value: Scalar, word: str) -> InputProblem:
+    flag = "true" if value.value else "false"
+    message = (
+        f"`{spelled}: {value.text}` is unquoted: YAML reads the boolean {flag}, which written "
+        f"into the engine's flags is `{flag}`, a value it refuses (on, off or auto); read here "
+        f"as `{word}`: quote it"
+    )
+    return InputProblem(codes.INVALID_SETTING, value.span, message, Severity.WARNING)
+
+
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in extra.items():
@@ -91,7 +116,11 @@ class Engine:
                     )
                     continue
                 setting = self.spec.settings.get(name)
-                # A bare switch that newer releases give a value (llama.cpp `-fa`) means on.
+                if setting is not None and "on" in setting.choices and name in self.hooks:
+                    # A switch that newer releases give a value (llama.cpp `-fa`): the engine
+                    # says what a bare one means in the deployment's release.
+                    self.hooks[name](dep, name, Sourced(True, flag.span, spelled))
+                    continue
                 bare: Any = "on" if setting and "on" in setting.choices else True
                 self.set(dep, name, bare, flag, spelled=spelled)
             else:
@@ -160,6 +189,10 @@ class Engine:
             if isinstance(value, Scalar):
                 raw = value.value if value.value is not None else ""
                 where = Token(value.text, value)
+                word = _yaml_boolean_word(self.spec, name, value)
+                if word is not None:
+                    raw = word
+                    dep.problems.append(_yaml_boolean_problem(spelled, value, word))
             else:
                 raw = value.plain()
                 if isinstance(value, Sequence) and name != "served-model-name":

@@ -89,9 +89,14 @@ def _cache_options(settled: Settled) -> list[_Option]:
     accepted = facts.accepted_cache_dtypes(settled.version_numbers)
     current = str(value(settled.request.kv_cache_dtype) or facts.default_cache_dtype)
     flash = value(settled.flash_attention)
+    # Flash attention off only by the engine's default (Ollama before 0.30 for most models):
+    # a quantised cache lever turns it on with it, as llama.cpp's sets -ctv with -ctk.
+    flash_default = settled.flash_attention is not None and settled.flash_attention.default
+    switch = facts.spelling("flash_attention")
     options: list[_Option] = []
     for name in names:
         note, offered, needs = "", True, _needs(name)
+        with_flash = False
         if needs == "fp8" and gpu is not None and gpu.supports_fp8 is False:
             # Offered all the same: the cache is stored in fp8 and converted to 16 bit for the
             # attention kernels, so the memory halves without native fp8 (vLLM PR #24577: fp8
@@ -107,11 +112,16 @@ def _cache_options(settled: Settled) -> list[_Option]:
             and name != facts.default_cache_dtype
             and flash == "off"
         ):
-            note, offered = "a quantised V cache needs flash attention (-fa)", False
+            if flash_default:
+                note, with_flash = f"with {switch} on", True
+            else:
+                note, offered = f"a quantised V cache needs flash attention ({switch})", False
 
-        def apply(s: Settled, name: str = name) -> Settled:
+        def apply(s: Settled, name: str = name, with_flash: bool = with_flash) -> Settled:
             # V the same as K too, where V's type is a setting of its own (llama.cpp -ctv).
             v_name = name if s.facts.v_cache_dtype_apart else None
+            if with_flash:
+                return revise(s, kv_cache_dtype=name, kv_cache_dtype_v=v_name, flash_attention="on")
             return revise(s, kv_cache_dtype=name, kv_cache_dtype_v=v_name)
 
         options.append(_Option("cache dtype", name, name == current, note, offered, apply))

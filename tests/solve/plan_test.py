@@ -148,4 +148,15 @@ def test_without_flash_attention_no_quantised_v_cache_is_offered(llama8b: ModelS
         )
         rows = levers(deployment, context=4096, concurrency=1, layout=Layout(), gpu_choices=())
         assert [r.offered for r in rows if r.group == "cache dtype"] == [True, False, False]
-        assert lever(rows, "q4_0").note == "a quantised V cache needs flash attention (-fa)"
+        switch = "flash_attn" if engine == "llamacpp" else "OLLAMA_FLASH_ATTENTION"
+        assert lever(rows, "q4_0").note == f"a quantised V cache needs flash attention ({switch})"
+
+
+def test_flash_attention_off_by_default_comes_with_the_cache_lever(llama8b: ModelSpec) -> None:
+    # Ollama 0.11 leaves flash attention off for a llama model: the q8_0 lever turns it on too.
+    deployment = settled(
+        "ollama", spec=llama8b, gpu=catalog_gpu("L4"), max_model_len=4096, engine_version="0.11.4"
+    )
+    rows = levers(deployment, context=4096, concurrency=1, layout=Layout(), gpu_choices=())
+    assert [r.offered for r in rows if r.group == "cache dtype"] == [True, True, True]
+    assert lever(rows, "q8_0").note == "with OLLAMA_FLASH_ATTENTION on"

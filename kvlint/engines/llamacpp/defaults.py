@@ -23,12 +23,30 @@ LLAMACPP_FIT_MIN_CTX = 4096
 LLAMACPP_FIT_SINCE_BUILD = 7300
 
 
+# `-fa` takes a value (on|off|auto) instead of being a switch: llama.cpp's flash-attention
+# auto mode (flash_attn_type), in every build from b6327 (the build llama.node synced to for it,
+# 2025-08-31); 0/1/-1 and enabled/disabled are aliases (ggml-org/llama.cpp#15746).
+LLAMACPP_FA_VALUE_SINCE_BUILD = 6327
+
+
+def build_number(version: str | None) -> int | None:
+    """The build of a llama.cpp version (``server-cuda-b6500``, ``b4000``), None when unnamed."""
+    if not version:
+        return None
+    match = re.search(r"\bb?(\d{4,5})\b", version)
+    return int(match.group(1)) if match is not None else None
+
+
 def llamacpp_auto_fit(version: str | None) -> bool:
     """Whether ``--fit`` applies: any build from b7300 on, or an unnamed (newest) one."""
-    if not version:
-        return True
-    match = re.search(r"\bb?(\d{4,5})\b", version)
-    return match is None or int(match.group(1)) >= LLAMACPP_FIT_SINCE_BUILD
+    build = build_number(version)
+    return build is None or build >= LLAMACPP_FIT_SINCE_BUILD
+
+
+def flash_attn_takes_value(version: str | None) -> bool:
+    """Whether ``-fa`` needs on/off/auto: any build from b6327 on, or an unnamed (newest) one."""
+    build = build_number(version)
+    return build is None or build >= LLAMACPP_FA_VALUE_SINCE_BUILD
 
 
 LLAMACPP_FIT_MARGIN = 1024 * 2**20

@@ -61,8 +61,16 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
     if not (num_parallel and num_parallel.value):
         num_parallel = Sourced(D.OLLAMA_NUM_PARALLEL, here, default=True)
         notes.append(f"default OLLAMA_NUM_PARALLEL {num_parallel.value}")
+    numbers = parse_version(str(version.value)) or parse_version(NEWEST["ollama"]) or (0,)
     flash_value = req.flash_attention or req.extra("OLLAMA_FLASH_ATTENTION")
-    flash = switch(flash_value)
+    if flash_value is not None:
+        mode = "on" if switch(flash_value) else "off"
+        flash_setting = Sourced(mode, flash_value.span, flash_value.raw)
+    else:
+        # An image that names no release runs a current one (0.30 and later: `auto`).
+        release = D.FLASH_AUTO_SINCE if req.engine_version is None else numbers
+        mode = D.flash_attention_default(release, spec.model_type)
+        flash_setting = Sourced(mode, here, default=True)
     asked = req.kv_cache_dtype
     cache_dtype = (
         Sourced(str(asked.value).lower(), asked.span, asked.raw)
@@ -71,7 +79,11 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
     )
     used = cache_dtype.value
     cache_note = None
-    if used != "f16" and not flash:
+    # `auto` hands the type to llama.cpp, which turns flash attention on for it; before 0.30 a
+    # quantised type without flash attention was dropped for f16 (from 0.30 an explicit off
+    # with a quantised V cache is llama-server's refusal, reported by KV202).
+    flash = mode != "off"
+    if used != "f16" and not flash and numbers < D.FLASH_AUTO_SINCE:
         cache_note = f"OLLAMA_KV_CACHE_TYPE {used} needs OLLAMA_FLASH_ATTENTION=1: Ollama uses f16"
         notes.append(cache_note)
         used = "f16"
@@ -108,9 +120,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
         enforce_eager=None,
         quantization=req.quantization,
         dtype=req.dtype,
-        flash_attention=Sourced("on" if flash else "off", flash_value.span, flash_value.raw)
-        if flash_value is not None
-        else None,
+        flash_attention=flash_setting,
         cache_note=cache_note,
         notes=tuple(notes),
         flash=flash,

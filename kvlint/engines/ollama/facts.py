@@ -25,6 +25,8 @@ FACTS = EngineFacts(
     fixed_weights="llama.cpp loads GGUF quantisations (Q8_0, Q4_K_M), not these",
     one_request_refusal="Ollama cannot hold one full-length request",
     quantised_v_without_flash="falls back",
+    # ollama#16031: -ctk/-ctv and --flash-attn off go to llama-server, which refuses the pair.
+    quantised_v_refused_from=(0, 30),
     cache_dtype_releases=(((0,), KV_CACHE_TYPES),),
     # llm/server.go before 0.30 drops a type it does not support ("unsupported
     # OLLAMA_KV_CACHE_TYPE"); 0.30 (ollama#16031) hands it to llama-server as --cache-type-k/v,

@@ -23,8 +23,13 @@ def test_num_parallel_multiplies_the_cells() -> None:
 
 
 def test_q8_0_needs_flash_attention() -> None:
-    without = estimate(deployment("ollama", kv_cache_dtype="q8_0"), LLAMA_31_8B, None)
+    # Before 0.30, flash attention is off for a llama model unless set: the cache falls back.
+    old = deployment("ollama", kv_cache_dtype="q8_0", engine_version="0.11.4")
+    without = estimate(old, LLAMA_31_8B, None)
     assert without.kv_buffer_bytes == 4096 * 128 * 1024  # fell back to f16
+    # A file that names no release runs a current one: `--flash-attn auto` keeps q8_0.
+    current = estimate(deployment("ollama", kv_cache_dtype="q8_0"), LLAMA_31_8B, None)
+    assert current.kv_buffer_bytes == 4096 * 32 * 2 * 32 * 34
     with_fa = estimate(
         deployment("ollama", kv_cache_dtype="q8_0", env={"OLLAMA_FLASH_ATTENTION": "1"}),
         LLAMA_31_8B,
