@@ -22,7 +22,9 @@ class ContextBeyondMaxPositions(Rule):
     Checks the context against the positions the model supports. `max_model_len` and a plan's
     claimed context are compared with the longest context the model's config supports:
     `max_position_embeddings` (the smallest of vLLM's length keys), extended only by a RoPE
-    scaling the config or the deployment actually sets.
+    scaling the config or the deployment actually sets. llama.cpp's `-c` is the cells of
+    every slot together: each of `-np` slots is judged on its share (`-c / -np`, or all of
+    `-c` with a unified cache), as llama-server allocates it.
 
     ## Why is this bad?
     vLLM refuses to start: "User-specified max_model_len (131072) is greater than the derived
@@ -84,17 +86,44 @@ class ContextBeyondMaxPositions(Rule):
         origin: str,
     ) -> Iterator[Problem]:
         length = int(value.value)
-        if length <= derived:
-            return
         label = n.name(sizing, "max_model_len")
+        head = f"{label} {length} is greater than the derived maximum {derived} ({origin})"
+        limit = derived
+        engine = sizing.engine
+        if settled.facts.context_spans_slots and engine is not None and engine.max_model_len:
+            # llama.cpp's -c is every slot's cells: each of -np slots gets its share (all of it
+            # with a unified cache), and a request is judged against that share.
+            slot = engine.max_model_len
+            if slot <= derived:
+                return
+            if slot < length:
+                slots = round(length / slot)
+                head = (
+                    f"{label} {length} gives each of {slots} slots {n.count(slot)} tokens, more "
+                    f"than the derived maximum {derived} ({origin})"
+                )
+                limit = derived * slots
+        elif length <= derived:
+            return
         switch = settled.facts.long_context_switch
         allowed = settled.allow_long is not None and bool(settled.allow_long.value)
-        head = f"{label} {length} is greater than the derived maximum {derived} ({origin})"
         if switch is not None and not allowed:
             message = f"{head}: {settled.facts.display} will refuse to start unless {switch}=1"
             severity = None
         elif switch is not None:
             message = f"{head}: {switch} lets it start, but RoPE positions past {derived} give NaN"
+            severity = Severity.WARNING
+        elif settled.facts.context_spans_slots:
+            # Cells past the cap are wasted where each slot owns its own (split, or one slot);
+            # a unified pool lends them to the other slots.
+            seqs = settled.max_num_seqs
+            shared = limit == derived and seqs is not None and int(seqs.value) > 1
+            waste = "" if shared else ", so the cells past it are allocated for nothing"
+            message = (
+                f'{head}: llama-server caps each slot at {derived} ("the slot context exceeds '
+                f'the training context of the model - capping"; older builds run past the '
+                f"trained positions){waste}"
+            )
             severity = Severity.WARNING
         else:
             message = f"{head}: positions past {derived} were never trained and degrade output"
@@ -104,5 +133,6 @@ class ContextBeyondMaxPositions(Rule):
             ("derived maximum", str(derived)),
             ("from", origin),
         )
-        fix = n.fix(f"Lower {label} to {derived}", value, str(derived))
+        per_slot = f" ({derived} per slot)" if limit != derived else ""
+        fix = n.fix(f"Lower {label} to {limit}{per_slot}", value, str(limit))
         yield Problem(value.span, message, fix, numbers, severity)

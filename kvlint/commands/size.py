@@ -312,6 +312,13 @@ def _deployment_report(
     sizing = size_deployment(dep, resolved.spec)
     engine = sizing.engine
     context, context_from = args.context, "--context"
+    slots = sizing.facts is not None and sizing.facts.context_spans_slots
+    if context is None and slots and engine is not None and engine.max_model_len:
+        # llama.cpp's -c is every slot's cells: one sequence is a slot's share, as the engine
+        # allocates it (n_ctx_seq), and the slots are the sequences.
+        context = engine.max_model_len
+        share = engine.kv_cache_tokens or context
+        context_from = "max_model_len, every slot" if share == context else "one slot"
     if context is None and dep.max_model_len is not None:
         context, context_from = int(dep.max_model_len.value), "max_model_len"
     if context is None and engine is not None:
