@@ -172,8 +172,9 @@ class CancellingHeadDim(Rule):
         for path, head_dim in _head_dims(overrides.value):
             if head_dim != spec.hidden_size // kv_heads or head_dim == spec.head_dim:
                 continue
+            field = n.name(sizing, "hf_overrides")
             message = (
-                f"`hf_overrides` sets `{path}` {head_dim} = hidden_size {spec.hidden_size} / "
+                f"{field} sets `{path}` {head_dim} = hidden_size {spec.hidden_size} / "
                 f"{kv_heads} KV heads, the cancelling error; {n.model_name(spec)}'s head_dim is "
                 f"{spec.head_dim}, so the cache would be sized "
                 f"{n.ratio(head_dim, spec.head_dim)} too big "
@@ -185,9 +186,7 @@ class CancellingHeadDim(Rule):
                 ("hidden_size", str(spec.hidden_size)),
                 ("KV heads", str(kv_heads)),
             )
-            yield Problem(
-                overrides.span, message, n.fix(f"Remove `{path}` from `hf_overrides`"), numbers
-            )
+            yield Problem(overrides.span, message, n.fix(f"Remove `{path}` from {field}"), numbers)
 
 
 # The sub-configs a multimodal config nests its language model in (Gemma 3's text_config):

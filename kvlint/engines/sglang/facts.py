@@ -28,6 +28,7 @@ FACTS = EngineFacts(
         ("tensor_parallel_size", "tp_size"),
         ("pipeline_parallel_size", "pp_size"),
         ("data_parallel_size", "dp_size"),
+        ("hf_overrides", "json_model_override_args"),
     ),
     cache_8bit="fp8_e4m3",
     cache_4bit="nvfp4",
