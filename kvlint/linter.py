@@ -26,6 +26,7 @@ from kvlint.errors import ModelNotResolved
 from kvlint.files import collect_files as collect_files  # re-exported: kvlint.fix uses it
 from kvlint.finding import NOT_CHECKED
 from kvlint.finding import Finding
+from kvlint.finding import Fix
 from kvlint.finding import InputProblem
 from kvlint.finding import Problem
 from kvlint.finding import Severity
@@ -228,7 +229,7 @@ class Run:
             severity,
             problem.span,
             message_text(problem.message),  # values quoted from the file: no control characters
-            problem.fix,
+            _printable_fix(problem.fix),
             problem.numbers,
         )
 
@@ -245,6 +246,14 @@ class Run:
         # The reader's severity, as the deployment-level route keeps it (rules/_input_problem.py);
         # a severity configured for the rule still wins.
         return self.stamp(cls, Problem(problem.span, problem.message, severity=problem.severity))
+
+
+def _printable_fix(fix: Fix | None) -> Fix | None:
+    """The fix with its title escaped as messages are (every report prints the title); the
+    edits' replacements are the file's new text, written as they are."""
+    if fix is None or printable(fix.title) == fix.title:
+        return fix
+    return fix._replace(title=printable(fix.title))
 
 
 # One file's deployments and findings, as lint_file returns them.
