@@ -195,6 +195,19 @@ class Replay:
             return None
         return (source.kv_cache_tokens - logged) / logged
 
+    def trtllm_pinned_error(self) -> float | None:
+        """TensorRT-LLM: blocks (else tokens) from the logged pool against the logged ones."""
+        e, lg = self.pinned, self.logged
+        if e is None:
+            return None
+        for predicted, logged in (
+            (e.num_blocks, lg.get("gpu_blocks")),
+            (e.kv_cache_tokens, lg.get("kv_cache_tokens")),
+        ):
+            if predicted is not None and _number(logged):
+                return (predicted - float(logged)) / float(logged)
+        return None
+
     def concurrency_error(self) -> float | None:
         logged = _number(self.logged.get("max_concurrency"))
         if self.pinned is None or not logged or self.pinned.max_concurrency is None:
@@ -267,9 +280,57 @@ def replay(case: dict[str, Any]) -> Replay:
     free = estimate(deployment(case), spec, gpu)
     pinned = None
     avail = case["logged"].get("available_kv_gib")
-    if avail and avail > 0:
+    if case["engine"] == "trtllm":
+        budget = trtllm_budget(case)
+        if budget is not None:  # the pool alone: no GPU, so only the budget sizes it
+            pinned = estimate(deployment(case, kv_bytes=budget), spec, None)
+    elif avail and avail > 0:
         pinned = estimate(deployment(case, kv_bytes=round(avail * GiB)), spec, gpu)
     return Replay(case, spec, free, pinned)
+
+
+def trtllm_budget(case: dict[str, Any]) -> int | None:
+    """TensorRT-LLM's pool as its log gives it: the allocated pool ("Allocated X GiB for max
+    tokens in paged KV cache"), else the free memory it sized from ("available: Y GiB") times
+    free_gpu_memory_fraction (0.9 when the case does not state it)."""
+    logged = case["logged"]
+    if _number(logged.get("kv_pool_gib")):
+        return round(float(logged["kv_pool_gib"]) * GiB)
+    if _number(logged.get("trtllm_available_gib")):
+        fraction = case.get("gpu_memory_utilization") or 0.9
+        return round(float(logged["trtllm_available_gib"]) * fraction * GiB)
+    return None
+
+
+def _figure(e: EngineEstimate | None, logged: Any, unit: str) -> str:
+    if e is None or not logged:
+        return "-"
+    got = e.num_blocks if unit == "blocks" else e.kv_cache_tokens
+    return "-" if got is None else f"{got:,} ({(got - logged) / logged:+.2%})"
+
+
+def trtllm_report(replays: list[Replay]) -> None:
+    """TensorRT-LLM's pool: tokens (or blocks) from the GPU and settings, and from the pool
+    its log states (the per-token size and block rounding alone)."""
+    rows = [r for r in replays if r.case["engine"] == "trtllm"]
+    if not rows:
+        return
+    print(f"\nTensorRT-LLM: {len(rows)} cases, {sum(r.spec is not None for r in rows)} resolved")
+    for r in rows:
+        lg = r.logged
+        logged = lg.get("gpu_blocks") or lg.get("kv_cache_tokens")
+        unit = "blocks" if lg.get("gpu_blocks") else "tokens"
+
+        shown = f"{logged:,} {unit}" if logged else "no pool logged"
+        why = "" if r.spec is not None else "  (model not resolved)"
+        print(
+            f"  {r.case['id'][:60]:60} logged {shown}; from GPU {_figure(r.free, logged, unit)}; "
+            f"given the logged memory {_figure(r.pinned, logged, unit)}{why}"
+        )
+    gpu = [e for r in rows if (e := r.pool_error()) is not None]
+    given = [e for r in rows if (e := r.trtllm_pinned_error()) is not None]
+    print(f"  pool from GPU and settings: {_count(gpu, 0.10)} within 10%")
+    print(f"  pool given the logged memory: {_count(given, 0.02)} within 2%")
 
 
 def _pct(value: float | None) -> str:
@@ -492,6 +553,7 @@ def report_corpus(path: Path) -> list[Replay]:
     replays = [replay(case) for case in load_cases(path)]
     report(replays)
     per_source(replays)
+    trtllm_report(replays)
     return replays
 
 
