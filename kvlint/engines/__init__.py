@@ -1,10 +1,11 @@
 """The serving engines kvlint knows, one home each under ``kvlint/engines/<engine>/``.
 
-Each home is a package that satisfies ``ServingEngine`` (as pre-commit's languages do): its
-facts, how it spells its settings (``spelling``: its CLI as data), its ``settle`` step (what it
-will run with) and its accounting (``account``: what it allocates, or why it refuses). ``HOMES``
-is the one registry; an engine's modules are imported only when a deployment runs it. Adding an
-engine means adding one folder and one line here.
+Each home is a package whose ``HOME`` satisfies ``ServingEngine`` (as pre-commit's languages
+do): its facts, how it spells its settings (``spelling``: its CLI as data), its ``settle`` step
+(what it will run with) and its accounting (``account``: what it allocates, or why it refuses).
+Every home is laid out alike, so ``HOME`` is a ``kvlint.engines.engine_home.Home`` over its package.
+``HOMES`` is the one registry; an engine's modules are imported only when a deployment runs it.
+Adding an engine means adding one folder and one line here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 
 class ServingEngine(Protocol):
-    """One engine's home (a package under ``kvlint/engines/``)."""
+    """One engine's home (the ``HOME`` of a package under ``kvlint/engines/``)."""
 
     FACTS: EngineFacts
 
@@ -78,7 +79,7 @@ def canonical(name: str) -> str:
 def home(name: str) -> ServingEngine:
     """The home of engine ``name``; KeyError for an engine kvlint does not read."""
     package = HOMES[canonical(name)]
-    return cast("ServingEngine", importlib.import_module(package))
+    return cast("ServingEngine", importlib.import_module(package).HOME)
 
 
 class _Spellings(Mapping[str, "Engine"]):
