@@ -109,6 +109,20 @@ class Config:
     respect_gitignore: bool = field(
         default=True, metadata=_about("Skip what .gitignore files ignore in a folder walk")
     )
+    offline: bool = field(
+        default=False,
+        metadata=_about(
+            "Never ask the Hugging Face Hub for a model's config.json (as `--offline`): models "
+            "come from paths, the built-in catalog, their names and the local cache"
+        ),
+    )
+    models: dict[str, str] = field(
+        default_factory=dict,
+        metadata=_about(
+            "Model reference as a file writes it (a container path, a private id) -> the model "
+            "it is: a Hub or catalog id, or a config.json path relative to this file"
+        ),
+    )
 
 
 # What a folder walk skips unless `exclude` says otherwise (ruff's default keeps hidden folders,
@@ -167,6 +181,7 @@ class Settings:
     gpu: str | None = None
     fail_on: Severity = Severity.WARNING
     offline: bool = False
+    models: dict[str, str] = field(default_factory=dict)  # reference -> the model it is
     config_path: Path | None = None
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE  # gitwildmatch, relative to base_dir
     respect_gitignore: bool = True
@@ -415,7 +430,8 @@ def resolve(
         engine_versions=_engine_versions(config.engine_version, engine_version),
         gpu=gpu or config.gpu,
         fail_on=Severity.parse(fail_on or config.fail_on),
-        offline=offline,
+        offline=offline or config.offline,
+        models=dict(config.models),
         config_path=loaded.path,
         exclude=(
             *(config.exclude if config.exclude is not None else DEFAULT_EXCLUDE),

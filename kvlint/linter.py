@@ -105,6 +105,8 @@ class LintResult:
     findings: tuple[Finding, ...]  # every finding, sorted (path, line, column, code)
     plugin_errors: tuple[PluginError, ...] = field(default=())
     fail_on: Mapping[str, Severity] = field(default_factory=dict)  # display path -> its config's
+    # What the run says once on stderr (the Hub stopped being asked); never a finding.
+    notices: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,8 +353,14 @@ def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1
     fail_on = {
         display: run.per_file[path].fail_on for path, display in targets if path in run.per_file
     }
+    notices = tuple(getattr(run.hub, "notices", ()))
     return LintResult(
-        tuple(files), tuple(deployments), tuple(findings), run.registry.loaded_errors(), fail_on
+        tuple(files),
+        tuple(deployments),
+        tuple(findings),
+        run.registry.loaded_errors(),
+        fail_on,
+        notices,
     )
 
 
@@ -518,6 +526,12 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
     if dep.model is None:
         return dep, None
     ref = str(dep.model.value)
+    mapped = run.settings.models.get(ref) or run.settings.models.get(ref.rstrip("/"))
+    if mapped is not None and run.settings.base_dir is not None:
+        # `models:` of the config file names the model behind a container path or private id
+        ref, base_dir = mapped, run.settings.base_dir
+    elif mapped is not None:
+        ref = mapped
     # A hub id resolves the same from every folder; a relative path depends on the file's folder.
     local = ref.startswith((".", "/", "~")) or ref.endswith((".json", ".gguf"))
     key = (ref, str(base_dir) if local or _exists(base_dir / ref) else "")

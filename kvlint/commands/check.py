@@ -241,6 +241,8 @@ def run(args: argparse.Namespace) -> int:
     settings = build_settings(args, tree)  # resolved already, with every file's config
     for error in result.plugin_errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
+    for notice in result.notices:
+        print(f"kvlint: {notice}", file=sys.stderr)
     summary = summarise(result, settings.fail_on)
     if args.quiet:
         # The report leaves info findings out; the exit code still counts them (--fail-on info).

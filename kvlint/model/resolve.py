@@ -58,6 +58,19 @@ class HubBudget:
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds if seconds is not None else _timeout()
         self.deadline: float | None = None
+        # The circuit breaker: why the Hub stopped being asked (it timed out or could not be
+        # reached), and the one line the CLI prints on stderr about it.
+        self.tripped: str | None = None
+        self.notices: list[str] = []
+
+    def trip(self, reason: str) -> None:
+        """Ask the Hub nothing more in this run (the first unreachable answer decides)."""
+        if self.tripped is None:
+            self.tripped = reason
+            self.notices.append(
+                f"the Hugging Face Hub did not answer ({reason}): no further model is looked "
+                "up there in this run (KV902 names each one)"
+            )
 
     def start(self) -> float:
         """The run's deadline, set by its first lookup."""
@@ -328,11 +341,15 @@ def _from_hub(repo_id: str, hub: HubBudget) -> ResolvedModel:
     """Download ``config.json`` (and the safetensors index) of ``repo_id`` into the cache."""
     if hub.spent:
         raise ModelNotResolved(_download_message(repo_id, HubBudgetSpent(hub.seconds)))
+    if hub.tripped is not None:
+        raise ModelNotResolved(_download_message(repo_id, HubUnreachable(hub.tripped)))
     cache = hub_cache_dir()
     deadline = hub.start()
     try:
         found = _download(repo_id, CONFIG_FILE, cache, deadline, reading.MODEL_CONFIG)
     except Exception as exc:  # network, auth, missing repo: one line, never the token
+        if _unreachable(exc):
+            hub.trip(_short_reason(exc))
         raise ModelNotResolved(_download_message(repo_id, exc)) from None
     config = pathlib.Path(found)
     spec = _load_named(config, repo_id, f"Hugging Face Hub {repo_id} (cached at {config})")
@@ -347,6 +364,32 @@ def _from_hub(repo_id: str, hub: HubBudget) -> ResolvedModel:
     return ResolvedModel(
         spec, "hub", f"config.json downloaded from the Hugging Face Hub: {repo_id}"
     )
+
+
+class HubUnreachable(ConnectionError):
+    """An earlier lookup of this run found the Hub unreachable: this one was not sent."""
+
+
+# Answers that say something about the repository: the Hub is up, keep asking it.
+_DEFINITE = frozenset(
+    {"RepositoryNotFoundError", "GatedRepoError", "EntryNotFoundError",
+     "RemoteEntryNotFoundError", "RevisionNotFoundError", "HubAnswerTooLarge"}
+)  # fmt: skip
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A timeout or a failure to reach the Hub at all (connection refused, DNS, a proxy, a 5xx
+    that huggingface_hub retried): the circuit breaker trips on it."""
+    if type(exc).__name__ in _DEFINITE or isinstance(exc, HubBudgetSpent):
+        return False
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    return not (isinstance(status, int) and status < 500)  # a 4xx is an answer
+
+
+def _short_reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return str(exc)
+    return type(exc).__name__
 
 
 class HubBudgetSpent(TimeoutError):
@@ -451,6 +494,11 @@ def _download_message(repo_id: str, exc: Exception) -> str:
         reason = (
             f"not looked up: this run's {exc.seconds:g} s for the Hugging Face Hub "
             "(KVLINT_HUB_TIMEOUT) were spent on the models before it"
+        )
+    elif isinstance(exc, HubUnreachable):
+        reason = (
+            f"not looked up: the Hugging Face Hub did not answer an earlier lookup of this run "
+            f"({exc})"
         )
     elif isinstance(exc, TimeoutError):
         reason = f"the Hugging Face Hub did not answer ({exc})"

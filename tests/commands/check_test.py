@@ -310,3 +310,18 @@ def test_every_config_error_is_reported(capsys: pytest.CaptureFixture[str]) -> N
         ".kvlint.yaml:4:17",
     ]
     assert all(line.startswith("kvlint: ") for line in lines)
+
+
+def test_the_config_maps_a_container_path_to_the_model_it_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("vllm.yaml", "model: /mnt/models\nmax-model-len: 8192\nmax-num-seqs: 4096\n")
+    unmapped = run_cli(["check", "--no-config", "--offline", "vllm.yaml"], capsys)
+    assert "KV902" in unmapped.out and "KV301 [" not in unmapped.out
+    write(
+        ".kvlint.yaml",
+        'gpu: L4\noffline: true\nmodels:\n  "/mnt/models": Qwen/Qwen2.5-7B-Instruct\n',
+    )
+    mapped = run_cli(["check", "vllm.yaml"], capsys)
+    assert "KV902" not in mapped.out  # checked as Qwen2.5-7B-Instruct: the capacity rules ran
+    assert "KV301 [" in mapped.out or "KV302 [" in mapped.out, mapped.out

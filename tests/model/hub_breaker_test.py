@@ -1,0 +1,60 @@
+"""The Hub circuit breaker: the first lookup that times out, or finds the Hub unreachable,
+stops every further lookup of the run, and one line on stderr says so (127.0.0.1 servers)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from kvlint.errors import ModelNotResolved
+from kvlint.model.resolve import HubBudget
+from kvlint.model.resolve import resolve_model
+from tests.hostile.corpus_test import assert_well_behaved
+from tests.hostile.network_test import GUARD_S
+from tests.hostile.network_test import HUB_TIMEOUT_S
+from tests.hostile.network_test import _Hub
+from tests.hostile.network_test import _online_env
+from tests.hostile.network_test import hub  # noqa: F401  (the fixture)
+from tests.hostile.runner import run_kvlint
+
+MODELS = ("acme/first", "acme/second", "acme/third")
+
+
+@pytest.mark.parametrize("hub", ["hang"], indirect=True)
+def test_a_hanging_hub_trips_the_breaker_and_says_so_once(hub: _Hub, tmp_path: Path) -> None:  # noqa: F811
+    docs = [f"model: {m}\nmax-model-len: 4096\n" for m in MODELS]
+    (tmp_path / "deploy.yaml").write_text("---\n".join(docs))
+    outcome = run_kvlint(
+        ["check", "--no-config", "--format", "concise", "--select", "KV902", "deploy.yaml"],
+        tmp_path,
+        env=_online_env(hub, tmp_path),
+        timeout=GUARD_S,
+    )
+    assert_well_behaved(outcome)
+    assert outcome.code == 1  # KV902 warnings, not a failed run
+    asked = {r.split("/")[2] for r in hub.requests if "/api/" not in r and "acme" in r}
+    assert asked <= {"first"}, hub.requests  # the others were never sent
+    notices = [line for line in outcome.err.splitlines() if "did not answer" in line]
+    assert len(notices) == 1 and notices[0].startswith("kvlint: the Hugging Face Hub did not")
+    assert outcome.seconds < 2 * HUB_TIMEOUT_S + 10
+
+
+def test_a_refused_connection_trips_the_breaker_without_waiting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("KVLINT_HUB_TIMEOUT", "5")
+    budget = HubBudget()
+    with pytest.raises(ModelNotResolved):
+        resolve_model("acme/first", hub=budget)
+    assert budget.tripped is not None and len(budget.notices) == 1
+    with pytest.raises(ModelNotResolved, match="did not answer an earlier lookup of this run"):
+        resolve_model("acme/second", hub=budget)
+    assert len(budget.notices) == 1  # said once
