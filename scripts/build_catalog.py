@@ -103,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(built, sys.stdout, indent=1)
         print()
         return 0
-    records = merge_entries(read_catalog(args.catalog), built)
-    write_catalog(args.catalog, records)
+    try:
+        write_catalog(args.catalog, merge_entries(read_catalog(args.catalog), built))
+    except ValueError as exc:  # a duplicate id, or a name two entries claim
+        print(f"build_catalog: {exc}", file=sys.stderr)
+        return 2
     print(f"build_catalog: {len(built)} entries written to {args.catalog}", file=sys.stderr)
     return 0
 

@@ -217,7 +217,11 @@ def _text_view(top: ConfigView) -> ConfigView:
 
 
 def _family(top: ConfigView, cfg: ConfigView, model_type: str, text_type: str) -> Family:
-    family = family_for(text_type) or family_for(model_type)
+    # A text config that names its own type decides: a wrapper kvlint reads (LLaVA) around a
+    # language model it does not is refused, never sized as the wrapper's usual decoder.
+    family = family_for(text_type)
+    if family is None and not cfg.has("model_type"):
+        family = family_for(model_type)
     if family is not None:
         return family
     # Never a generic reading: a cache kvlint does not model, read as plain attention, gives a

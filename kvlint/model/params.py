@@ -50,6 +50,10 @@ def estimate_params(
     # Llama 4's dense layers (the 128E model interleaves them) use intermediate_size_mlp, its
     # experts intermediate_size (transformers Llama4TextDecoderLayer; the config's default 16384).
     dense_size = intermediate
+    if model_type == "qwen":
+        # Qwen (1)'s `intermediate_size` counts both gated halves: its MLP is w1, w2 (hidden ->
+        # intermediate / 2) and c_proj back (Qwen's modeling_qwen.py QWenMLP, ff_dim_in).
+        dense_size = intermediate // 2
     if model_type in _LLAMA4:
         dense_size = cfg.opt_int("intermediate_size_mlp", minimum=0) or 16384
     dense_mlp = mlp_matrices * hidden * dense_size

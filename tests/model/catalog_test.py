@@ -382,3 +382,43 @@ def test_the_manifest_reads_configs_from_a_git_clone(tmp_path: pathlib.Path) -> 
     write_catalog(target, [{**record, "config": {**record["config"], "num_hidden_layers": 3}}])
     outcome = subprocess.run(check, capture_output=True, text=True, check=False, cwd=REPO)
     assert outcome.returncode == 1 and "acme/tiny-FP8: the kept keys differ" in outcome.stdout
+
+
+@pytest.mark.parametrize(
+    ("model_id", "per_token_bytes"),
+    [
+        # 2 (K, V) x layers x KV heads x head size x 2 bytes, from each published config
+        ("Qwen/Qwen-7B", 2 * 32 * 32 * 128 * 2),  # Qwen (1): every head keeps its K and V
+        ("xverse/XVERSE-7B-Chat", 2 * 32 * 32 * 128 * 2),
+        ("tiiuae/Falcon3-7B-Instruct", 2 * 28 * 4 * 256 * 2),  # head size 256 != 3072 / 12
+        ("HuggingFaceTB/SmolLM2-135M", 2 * 30 * 3 * 64 * 2),
+        ("allenai/OLMo-2-1124-13B", 2 * 40 * 40 * 128 * 2),
+        ("Qwen/Qwen3-30B-A3B-Instruct-2507", 2 * 48 * 4 * 128 * 2),
+        ("microsoft/Phi-4-mini-instruct", 2 * 32 * 8 * 128 * 2),
+    ],
+)
+def test_new_families_and_sizes_from_their_configs(model_id: str, per_token_bytes: int) -> None:
+    # 8,000 tokens: inside every window here (Phi-4-mini's 262,144 is past its context)
+    spec = catalog.entry_spec(model_id)
+    assert kv_size(spec).per_sequence_bytes(8_000) == 8_000 * per_token_bytes
+
+
+def test_gemma3_1b_grows_on_one_layer_in_six() -> None:
+    spec = catalog.entry_spec("google/gemma-3-1b-it")
+    full = sum(1 for layer in spec.layers if layer.kind is CacheKind.FULL)
+    assert full == 26 // 6 and kv_size(spec).per_token_bytes == 2 * full * 1 * 256 * 2
+
+
+def test_qwen1_counts_its_mlp_at_half_its_intermediate_size() -> None:
+    # QWenMLP: w1, w2 (4096 -> 22016 / 2) and c_proj back; read as a 22016-wide gated MLP, the
+    # 7.7B model would count as 12B and its weights would crowd out the cache.
+    spec = catalog.entry_spec("Qwen/Qwen-7B")
+    assert spec.param_count is not None and 7.5e9 < spec.param_count < 8.0e9
+
+
+def test_the_catalog_is_over_three_hundred_and_fifty_entries_with_unsized_ones_said() -> None:
+    ids = catalog.catalog_ids()
+    assert len(ids) >= 350
+    unsized = [i for i in ids if catalog.get_entry(i).unsized]  # type: ignore[union-attr]
+    assert "meta-llama/Llama-3.2-11B-Vision-Instruct" in unsized
+    assert "microsoft/Phi-3-small-8k-instruct" in unsized

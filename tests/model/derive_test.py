@@ -32,7 +32,7 @@ from kvlint.model.resolve import resolve_model
         ("google/gemma-3-27b-it-qat-q4_0-unquantized", "google/gemma-3-27b-it"),
         ("unsloth/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct"),  # a mirror
         ("QuantTrio/Qwen3-235B-A22B-Instruct-2507-AWQ",
-         "Qwen/Qwen3-235B-A22B with AWQ 4-bit weights"),  # a dated release
+         "Qwen/Qwen3-235B-A22B-Instruct-2507 with AWQ 4-bit weights"),  # now a catalog entry
     ],
 )  # fmt: skip
 def test_a_catalog_name_with_known_suffixes(ref: str, taken_as: str) -> None:
@@ -46,7 +46,7 @@ def test_a_catalog_name_with_known_suffixes(ref: str, taken_as: str) -> None:
     [
         "NousResearch/Hermes-3-Llama-3.1-8B",  # words of its own before the name
         "acme/Qwen2.5-7B-Instruct-customer-support",  # and after it
-        "acme/Qwen2.5-7B-Instruct-1M",  # a different model with a longer context
+        "acme/Qwen2.5-3B-Instruct-1M",  # a different model with a longer context (none at 3B)
         "mistralai/Mistral-7B-Instruct-v0.9",  # a version the catalog does not have
         "acme/not-a-model",
         "",

@@ -118,4 +118,10 @@ MODEL_TYPES = (
     "step3p7",  # Step-3.7-Flash: full / sliding `layer_types`, 8 KV heads of 128
     "muse_glimmer",
     "muse_glimmer_text",  # full / sliding `layer_types`, 2 KV heads of 128
+    # Plain multi-head attention on every layer, no KV-head key: K and V for every query head
+    # (vLLM QWenAttention, XverseAttention; sgl-project/ome's copies of their configs).
+    "qwen",  # Qwen (1): `kv_channels` 128 = hidden / heads
+    "xverse",
+    "phi3_v",  # Phi-3-vision: the Phi-3-mini text model at the top level under a CLIP encoder
+    "llava",  # LLaVA 1.5 in its original layout: the Llama keys at the top level
 )

@@ -47,6 +47,14 @@ UNSIZED: dict[str, str] = {
         "different KV head counts (`swa_num_key_value_heads`) and K/V widths, placed by "
         "`hybrid_layer_pattern`"
     ),
+    "phi3small": (
+        "Phi-3-small's block-sparse attention, dense only every "
+        "`dense_attention_every_n_layers` layers (`blocksparse_*` keys)"
+    ),
+    "minicpm3": (
+        "MiniCPM3's low-rank (MLA-shaped) projections (`kv_lora_rank`, `qk_rope_head_dim`), "
+        "whose K and V vLLM caches expanded per head, with a K wider than V"
+    ),
     "kimi_linear": _KIMI_LINEAR,
     "kimi_k3": _KIMI_LINEAR,
     "bert": _ENCODER,
