@@ -190,6 +190,8 @@ class Run:
     instances: dict[tuple[int, str], Rule] = field(default_factory=dict)  # per Settings and code
     sizings: SizingCache = field(default_factory=SizingCache)
     hub: Any = None  # the run's kvlint.model.resolve.HubBudget, made by the first lookup
+    # Files read ahead of their turn to find the models to look up at once (used, then dropped).
+    preloaded: dict[Path, Any] = field(default_factory=dict)
     # Each file's own Settings, from the nearest config (kvlint.config_tree); absent: `settings`.
     per_file: Mapping[Path, Settings] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # code -> "rule X of 'package'"
@@ -335,6 +337,7 @@ def lint_stdin(
 
 def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1) -> LintResult:
     """``lint_file`` over (path, display) pairs, in order; the run's result."""
+    prefetch_models(run, targets)  # the Hub's lookups at once, before any file is checked
     with isolation.session():  # the rules' deadline timer ticks for the whole run
         if jobs > 1:
             from kvlint.parallel import lint_files
@@ -387,7 +390,8 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
             )
             return [], _enabled(run, [run.input_problem(problem)], display)
     try:
-        loaded = run.load(path, display, data)
+        preloaded = run.preloaded.pop(path, None) if data is None else None
+        loaded = preloaded if preloaded is not None else run.load(path, display, data)
     except KvlintError as exc:
         span = exc.span or Span(display, 1, 1)
         problem = InputProblem(codes.UNREADABLE_FILE, span, exc.message, Severity.ERROR)
@@ -521,11 +525,8 @@ def with_configured_facts(
     return dataclasses.replace(dep, **changes) if changes else dep
 
 
-def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
-    """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
-    if dep.model is None:
-        return dep, None
-    ref = str(dep.model.value)
+def _model_reference(run: Run, ref: str, base_dir: Path) -> tuple[str, Path, tuple[str, str]]:
+    """The reference to resolve, the folder it is relative to, and its key in ``run.models``."""
     mapped = run.settings.models.get(ref) or run.settings.models.get(ref.rstrip("/"))
     if mapped is not None and run.settings.base_dir is not None:
         # `models:` of the config file names the model behind a container path or private id
@@ -534,7 +535,100 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
         ref = mapped
     # A hub id resolves the same from every folder; a relative path depends on the file's folder.
     local = ref.startswith((".", "/", "~")) or ref.endswith((".json", ".gguf"))
-    key = (ref, str(base_dir) if local or _exists(base_dir / ref) else "")
+    return ref, base_dir, (ref, str(base_dir) if local or _exists(base_dir / ref) else "")
+
+
+# Hub lookups sent at once: each is a HEAD and a GET of a few KB, so the run waits about one
+# round trip for all of them, not one per model; the circuit breaker stops those still queued.
+HUB_LOOKUPS_AT_ONCE = 8
+# Files read ahead to find their models are kept for their turn up to this many (a run over a
+# whole monorepo would otherwise hold every parsed file at once); later ones are read again.
+PRELOAD_LIMIT = 256
+
+
+def prefetch_models(run: Run, targets: Sequence[tuple[Path, str]]) -> None:
+    """Resolve together, before any file is checked, the models only the Hub can give: a run
+    that meets ten unknown ids waits for about one answer, not ten. Local paths, catalog models
+    and offline files are left to their turn, which resolves them without the Hub."""
+    wanted: dict[tuple[str, str], tuple[str, Path]] = {}
+    for path, display in targets:
+        with run.file_settings(path):
+            if run.settings.offline:
+                continue  # nothing of this file's is asked of the Hub
+            try:
+                loaded = run.load(path, display, None)
+            except Exception:  # reported in the file's turn
+                continue
+            if len(run.preloaded) < PRELOAD_LIMIT:
+                run.preloaded[path] = loaded
+            for dep in loaded.deployments:
+                if dep.model is None:
+                    continue
+                ref, base_dir, key = _model_reference(run, str(dep.model.value), path.parent)
+                if key in run.models or key in wanted or key[1] or _in_catalog(ref):
+                    continue
+                wanted[key] = (ref, base_dir)
+    if len(wanted) < 2:
+        return  # one lookup gains nothing from being sent early
+    if run.hub is None:
+        from kvlint.model.resolve import HubBudget
+
+        run.hub = HubBudget()  # one Hub deadline for the whole run, not one per model
+    results = _in_parallel(list(wanted.values()), lambda item: _resolve_now(run, *item))
+    run.models.update(zip(wanted, results, strict=True))
+
+
+def _in_catalog(ref: str) -> bool:
+    from kvlint.model import catalog
+
+    return catalog.find_entry(ref) is not None
+
+
+def _resolve_now(run: Run, ref: str, base_dir: Path) -> Any:
+    """``ref`` resolved, or the error that says why not (as ``_resolve_model`` keeps it)."""
+    try:
+        return run.resolve(ref, offline=False, base_dir=base_dir, hub=run.hub)
+    except KvlintError as exc:
+        return exc
+    except Exception as exc:  # a resolver bug: this model is unknown, no crash
+        return KvlintError(f"internal error while resolving the model: {type(exc).__name__}: {exc}")
+
+
+def _in_parallel(items: list[Any], work: Callable[[Any], Any]) -> list[Any]:
+    """``work`` over ``items`` on up to HUB_LOOKUPS_AT_ONCE threads, results in order.
+
+    Plain threads rather than concurrent.futures, whose import (logging) costs ~12 ms of start-up
+    on every run that meets two unknown models."""
+    import threading
+
+    results: list[Any] = [None] * len(items)
+    indices = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                index = next(indices, None)
+            if index is None:
+                return
+            results[index] = work(items[index])
+
+    threads = [
+        threading.Thread(target=worker, name="kvlint-hub", daemon=True)
+        for _ in range(min(HUB_LOOKUPS_AT_ONCE, len(items)))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()  # each lookup ends by the run's Hub deadline (KVLINT_HUB_TIMEOUT)
+    return results
+
+
+def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deployment, Any]:
+    """The deployment's model, resolved once per run per reference; a failure becomes KV902."""
+    if dep.model is None:
+        return dep, None
+    ref, base_dir, key = _model_reference(run, str(dep.model.value), base_dir)
     if key not in run.models:
         try:
             if run.hub is None:

@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import re
+import threading
 import time
 from typing import Any
 from typing import NamedTuple
@@ -62,21 +63,24 @@ class HubBudget:
         # reached), and the one line the CLI prints on stderr about it.
         self.tripped: str | None = None
         self.notices: list[str] = []
+        self._lock = threading.Lock()  # lookups run in parallel (kvlint.linter.prefetch_models)
 
     def trip(self, reason: str) -> None:
         """Ask the Hub nothing more in this run (the first unreachable answer decides)."""
-        if self.tripped is None:
-            self.tripped = reason
-            self.notices.append(
-                f"the Hugging Face Hub did not answer ({reason}): no further model is looked "
-                "up there in this run (KV902 names each one)"
-            )
+        with self._lock:
+            if self.tripped is None:
+                self.tripped = reason
+                self.notices.append(
+                    f"the Hugging Face Hub did not answer ({reason}): no further model is "
+                    "looked up there in this run (KV902 names each one)"
+                )
 
     def start(self) -> float:
         """The run's deadline, set by its first lookup."""
-        if self.deadline is None:
-            self.deadline = time.monotonic() + self.seconds
-        return self.deadline
+        with self._lock:
+            if self.deadline is None:
+                self.deadline = time.monotonic() + self.seconds
+            return self.deadline
 
     @property
     def spent(self) -> bool:
@@ -339,10 +343,10 @@ def _from_cache(repo_id: str) -> ResolvedModel | None:
 
 def _from_hub(repo_id: str, hub: HubBudget) -> ResolvedModel:
     """Download ``config.json`` (and the safetensors index) of ``repo_id`` into the cache."""
+    if hub.tripped is not None:  # said first: it is why the time ran out, when both are so
+        raise ModelNotResolved(_download_message(repo_id, HubUnreachable(hub.tripped)))
     if hub.spent:
         raise ModelNotResolved(_download_message(repo_id, HubBudgetSpent(hub.seconds)))
-    if hub.tripped is not None:
-        raise ModelNotResolved(_download_message(repo_id, HubUnreachable(hub.tripped)))
     cache = hub_cache_dir()
     deadline = hub.start()
     try:

@@ -1,0 +1,97 @@
+"""Hub lookups at once: the models only the Hub can give are asked for together, on a
+127.0.0.1 Hub that counts the requests it holds at the same time; models found without the Hub
+are never sent."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kvlint.linter import HUB_LOOKUPS_AT_ONCE
+from tests.hostile.corpus_test import assert_well_behaved
+from tests.hostile.network_test import GUARD_S
+from tests.hostile.network_test import _online_env
+from tests.hostile.runner import run_kvlint
+
+MODELS = [f"acme/model-{n}" for n in range(HUB_LOOKUPS_AT_ONCE + 4)]
+
+
+class _CountingHub(http.server.ThreadingHTTPServer):
+    """Answers every request 404 (no such repository, an answer: the breaker stays closed) after
+    holding it until a second request is in flight or a second has passed."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.peak = 0
+        self.second = threading.Event()
+        self.paths: list[str] = []
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _CountingHub
+
+    def _answer(self) -> None:
+        with self.server.lock:
+            self.server.paths.append(self.path)
+            self.server.in_flight += 1
+            self.server.peak = max(self.server.peak, self.server.in_flight)
+            if self.server.in_flight > 1:
+                self.server.second.set()
+        self.server.second.wait(1.0)  # a serial client never sends the second: it waits 1 s
+        with self.server.lock:
+            self.server.in_flight -= 1
+        body = b'{"error": "Repository not found"}'
+        self.send_response(404)
+        self.send_header("X-Error-Code", "RepoNotFound")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = _answer
+    do_HEAD = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def counting_hub() -> Iterator[_CountingHub]:
+    server = _CountingHub()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.second.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_models_only_the_hub_has_are_looked_up_at_once(
+    counting_hub: _CountingHub, tmp_path: Path
+) -> None:
+    docs = [f"model: {m}\nmax-model-len: 4096\n" for m in MODELS]
+    docs.append("model: Qwen/Qwen2.5-7B-Instruct\nmax-model-len: 4096\n")  # the catalog's
+    (tmp_path / "vllm.yaml").write_text("---\n".join(docs))
+    outcome = run_kvlint(
+        ["check", "--no-config", "--format", "concise", "--select", "KV902", "vllm.yaml"],
+        tmp_path,
+        env=_online_env(counting_hub, tmp_path),  # type: ignore[arg-type]
+        timeout=GUARD_S,
+    )
+    assert_well_behaved(outcome)
+    assert outcome.code == 1  # each unknown model is one KV902 warning, the run goes on
+    kv902 = [line for line in outcome.lines() if " KV902 " in line]
+    assert len(kv902) == len(MODELS)
+    assert all("no such repository" in line for line in kv902), "\n".join(kv902)
+    assert 2 <= counting_hub.peak <= HUB_LOOKUPS_AT_ONCE  # asked together, a pool's width
+    asked = {p.split("/")[2] for p in counting_hub.paths if "/acme/" in p}
+    assert asked == {m.split("/")[1] for m in MODELS}
+    assert not any("Qwen2.5-7B" in p for p in counting_hub.paths)  # found in the catalog
