@@ -147,7 +147,9 @@ OLLAMA_LATEST = {
     "gemma": "7b", "gemma3n": "e4b", "phi4": "14b", "phi3": "mini", "mistral": "7b",
     "mixtral": "8x7b", "mistral-nemo": "12b", "gpt-oss": "20b", "deepseek-v3": "671b",
     "qwen3-coder": "30b", "command-r": "35b", "command-r-plus": "104b", "falcon": "7b",
-    "glm4": "9b", "llama4": "scout", "granite3.3": "8b",
+    "glm4": "9b", "llama4": "scout", "granite3.3": "8b", "codellama": "7b",
+    "qwen2.5-coder": "7b", "phi3.5": "3.8b", "phi4-mini": "3.8b", "smollm2": "1.7b",
+    "falcon3": "7b", "olmo2": "7b", "tinyllama": "1.1b", "aya": "8b",
 }  # fmt: skip
 
 

@@ -83,6 +83,12 @@ def test_the_stated_weights_and_the_architecture() -> None:
         ("gemma3:27b-it-qat", "google/gemma-3-27b-it with Q4_0 weights"),  # QAT tags are Q4_0
         ("registry.ollama.ai/library/llama3.2:3b",
          "meta-llama/Llama-3.2-3B-Instruct with Q4_K_M weights"),
+        ("deepseek-r1:32b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B with Q4_K_M weights"),
+        ("qwen2.5-coder", "Qwen/Qwen2.5-Coder-7B-Instruct with Q4_K_M weights"),
+        ("codellama:34b-instruct-q8_0", "codellama/CodeLlama-34b-Instruct-hf with Q8_0 weights"),
+        ("smollm2:135m", "HuggingFaceTB/SmolLM2-135M-Instruct with Q4_K_M weights"),
+        ("falcon3", "tiiuae/Falcon3-7B-Instruct with Q4_K_M weights"),
+        ("phi4-mini", "microsoft/Phi-4-mini-instruct with Q4_K_M weights"),
     ],
 )  # fmt: skip
 def test_ollama_tags(tag: str, taken_as: str) -> None:
@@ -93,6 +99,7 @@ def test_ollama_tags(tag: str, taken_as: str) -> None:
 
 def test_an_ollama_tag_of_a_library_model_kvlint_does_not_know_is_not_guessed() -> None:
     assert derive.derive("moondream:1.8b") is None
+    assert derive.derive("deepseek-r1:8b") is None  # since 2025-05 the R1-0528 Qwen3-8B distill
     assert derive.derive("llama3.1:8b-instruct-abliterated") is None
 
 
