@@ -199,6 +199,10 @@ class Run:
     resolve: Resolver = resolve_reference
     size: Sizer = size_deployment
 
+    def notices(self) -> tuple[str, ...]:
+        """What the run says once on stderr (the Hub stopped being asked); never a finding."""
+        return tuple(getattr(self.hub, "notices", ()))
+
     def with_seams(self, seams: Seams) -> Run:
         self.load, self.resolve, self.size = seams
         return self
@@ -356,14 +360,13 @@ def lint_targets(run: Run, targets: Sequence[tuple[Path, str]], *, jobs: int = 1
     fail_on = {
         display: run.per_file[path].fail_on for path, display in targets if path in run.per_file
     }
-    notices = tuple(getattr(run.hub, "notices", ()))
     return LintResult(
         tuple(files),
         tuple(deployments),
         tuple(findings),
         run.registry.loaded_errors(),
         fail_on,
-        notices,
+        run.notices(),
     )
 
 
@@ -541,8 +544,9 @@ def _model_reference(run: Run, ref: str, base_dir: Path) -> tuple[str, Path, tup
 # Hub lookups sent at once: each is a HEAD and a GET of a few KB, so the run waits about one
 # round trip for all of them, not one per model; the circuit breaker stops those still queued.
 HUB_LOOKUPS_AT_ONCE = 8
-# Files read ahead to find their models are kept for their turn up to this many (a run over a
-# whole monorepo would otherwise hold every parsed file at once); later ones are read again.
+# The files read ahead to find the models to look up together, each kept for its turn: a run
+# over a whole monorepo neither holds every parsed file at once nor parses any twice; the models
+# of later files are looked up in their turn (the breaker and the one deadline still hold).
 PRELOAD_LIMIT = 256
 
 
@@ -552,15 +556,15 @@ def prefetch_models(run: Run, targets: Sequence[tuple[Path, str]]) -> None:
     and offline files are left to their turn, which resolves them without the Hub."""
     wanted: dict[tuple[str, str], tuple[str, Path]] = {}
     for path, display in targets:
+        if len(run.preloaded) >= PRELOAD_LIMIT:
+            break
         with run.file_settings(path):
             if run.settings.offline:
                 continue  # nothing of this file's is asked of the Hub
             try:
-                loaded = run.load(path, display, None)
+                loaded = run.preloaded[path] = run.load(path, display, None)
             except Exception:  # reported in the file's turn
                 continue
-            if len(run.preloaded) < PRELOAD_LIMIT:
-                run.preloaded[path] = loaded
             for dep in loaded.deployments:
                 if dep.model is None:
                     continue
@@ -848,6 +852,7 @@ def lint_each(
     """Each file's deployment count and findings, in the order of ``targets``, as it is
     checked: what a report written as it goes needs, and nothing kept (the pool's workers send
     back only these)."""
+    prefetch_models(run, targets)  # the Hub's lookups at once, before any file is checked
     with isolation.session():
         if jobs > 1:
             from kvlint.parallel import each_file

@@ -301,6 +301,8 @@ def _streamed(args: argparse.Namespace, tree: ConfigTree, name: str) -> int:
     errors = run.registry.loaded_errors()
     for error in errors:
         print(f"kvlint: warning: {error}", file=sys.stderr)
+    for notice in run.notices():
+        print(f"kvlint: {notice}", file=sys.stderr)
     summary = dataclasses.replace(
         shown.summary(settings.fail_on, errors), exit_code=every.exit_code(settings.fail_on)
     )
