@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kvlint.settled import Settled
 
 # The engines a plan is made for (--engine) and compared under, in the order its table lists them.
-ENGINES = ("vllm", "sglang", "tgi", "llamacpp")
+ENGINES = ("vllm", "sglang", "tgi", "llamacpp", "trtllm")
 
 # Where a setting given on the command line is cited.
 SOLVER_PATH = "<kvlint solve>"

@@ -58,6 +58,13 @@ def layer_bytes(layer: LayerSpec, types: CacheTypes, kv_tp: int) -> int:
     return types.k.bytes_for(heads * head_k, heads) + types.v.bytes_for(heads * head_v, heads)
 
 
+def _kept(window: int | None, context: int) -> float:
+    """The share of a ``context``-token sequence a layer keeps: all of it, or its window."""
+    if not window or not context:
+        return 1.0
+    return min(window, context) / context
+
+
 def activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
     """The profiling forward's peak over the weights: ``tokens`` hidden states and the MLP's
     fused gate/up output and its activation, in 16 bits (first principles, not fitted)."""
@@ -107,9 +114,18 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         return without_storage(s, base)
     start, end = pp_layer_ranges(spec.num_layers, pp)[0]
     kv_tp = 1 if s.attention_dp else tp
-    per_token = sum(layer_bytes(layer, types, kv_tp) for layer in spec.layers[start:end])
-    if any(layer.kind.bounded for layer in spec.layers[start:end]):
-        notes.append("windowed layers charged for every token (per-window pools not modelled)")
+    stage = spec.layers[start:end]
+    per_token = sum(layer_bytes(layer, types, kv_tp) for layer in stage)
+    if any(layer.kind.bounded and layer.window for layer in stage):
+        # Variable sliding-window attention: one pool per window size, the memory split in
+        # proportion to window x that window's per-token size (kvCacheManager.cpp
+        # calculateWindowSizeToShare), so every pool holds the same sequences of max_seq_len.
+        # A token of the full-attention pool then costs each layer's bytes scaled by the share
+        # of the sequence its window keeps.
+        per_token = round(
+            sum(layer_bytes(layer, types, kv_tp) * _kept(layer.window, context) for layer in stage)
+        )
+        notes.append("sliding-window layers in pools of their own window (VSWA)")
     per_request = ceil_div(context, block)
     base = replace(
         base,

@@ -93,3 +93,21 @@ def test_engines_of_older_trtllm_build_page_in_64() -> None:
     )
     assert s.block_size is not None and s.block_size.value == 64
     assert settled("trtllm", spec=SPEC, gpu=None).block_size.value == 32  # type: ignore[union-attr]
+
+
+def test_sliding_window_layers_share_the_pool_by_their_window() -> None:
+    # Gemma 3 27B: 52 of 62 layers keep a 1,024-token window. At max_seq_len 32,768 a token of
+    # the full-attention pool costs the global layers' bytes plus 1,024 / 32,768 of the local
+    # layers' (the pools split memory by window x per-token size).
+    from kvlint.engines.trtllm.accounting import layer_bytes
+    from testing.builders import catalog_model
+
+    spec = catalog_model("google/gemma-3-27b-it")
+    s = settled("trtllm", spec=spec, gpu=None, max_model_len=32768, kv_cache_memory_bytes=GiB)
+    e = account(s)
+    assert s.cache_types is not None
+    full = sum(layer_bytes(x, s.cache_types, 1) for x in spec.layers if not x.kind.bounded)
+    local = sum(layer_bytes(x, s.cache_types, 1) for x in spec.layers if x.kind.bounded)
+    windows = {x.window for x in spec.layers if x.kind.bounded}
+    assert windows == {1024}
+    assert e.bytes_per_token == round(full + local * 1024 / 32768)
