@@ -30,6 +30,7 @@ from tests.hostile import corpus_test  # noqa: E402
 from tests.hostile import long_inputs_test  # noqa: E402
 from tests.hostile.runner import Outcome  # noqa: E402
 from tests.hostile.runner import run_kvlint  # noqa: E402
+from tests.hostile.scaling_test import remove_tree  # noqa: E402
 
 CHECK = ("check", "--offline", "--no-config", "--format", "concise", "--color", "never")
 MODEL = "model: meta-llama/Llama-3.1-8B-Instruct\n"
@@ -97,6 +98,12 @@ def _pyproject(content: bytes) -> Callable[[Path], None]:
     return prepare
 
 
+def _deep_tree(root: Path) -> None:
+    from tests.hostile.scaling_test import _nested
+
+    _nested(root, 1_900)
+
+
 def _nothing(root: Path) -> None:
     """A case whose input is its command line."""
 
@@ -133,6 +140,8 @@ def cases() -> list[Case]:
              _entries("x:\n" + "-\n a\n" * 150_000)),
         Case("150,000 documents '---\\na'", (*CHECK, "entries.yaml"),
              _entries("---\na\n" * 150_000)),
+        Case("1,900 nested folders", ("check", "--offline", "--format", "concise", "."),
+             _deep_tree),
         Case("solve --max-gpus 1e14", (*SOLVE, "--max-gpus", "100000000000000"), _nothing),
         Case("solve --max-gpus 4096 --any-layout",
              (*SOLVE, "--max-gpus", "4096", "--max-tp", "4096", "--any-layout"),
@@ -176,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             line = line.replace("|", "\\|")
             print(f"| {case.name} | {code} | `{line}` | {seconds} | {peak} |")
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)  # shutil.rmtree recurses per level: not for the deep tree
     for path in (p for c in chosen if c.cwd is not None for p in c.cwd.rglob("*")):
         if path.is_file() and not path.is_symlink():
             path.chmod(0o644)  # the chmod-000 case, so the folder can be removed

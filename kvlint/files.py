@@ -50,11 +50,14 @@ def collect_files(
         if path.is_dir():
             found = sorted(_walk(path, skip), key=lambda p: p.relative_to(path).parts)
             # normpath: `kvlint check .` shows `a/x.yaml`, not `./a/x.yaml`, as ruff does
-            items = [(p, os.path.normpath(os.path.join(arg, p.relative_to(path)))) for p in found]
+            items = [
+                (p, shown_name(os.path.normpath(os.path.join(arg, p.relative_to(path)))))
+                for p in found
+            ]
         elif path.exists():
             if path.name in CONFIG_FILES or (force_exclude and skip.excluded(path, False)):
                 continue
-            items = [(path, arg)]
+            items = [(path, shown_name(arg))]
         else:
             # exists() follows links: a loop or a dangling link reads as missing, say which.
             why = "a symlink that loops or points nowhere" if path.is_symlink() else ""
@@ -65,6 +68,18 @@ def collect_files(
                 seen.add(key)
                 out.append(item)
     return out
+
+
+def shown_name(name: str) -> str:
+    """A file name as findings and reports show it. The bytes of a name that are not UTF-8
+    reach Python as lone surrogates (``os.fsdecode``), which no UTF-8 report can hold: the
+    SARIF and GitLab reports ended in an internal error and the JSON one was no UTF-8. They are
+    shown as ``\\xff``; the file is still read and fixed by its own name."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
 
 
 def _resolved(path: Path) -> Path:

@@ -170,3 +170,38 @@ def test_json_reports_escape_del_and_the_c1_controls(tmp_path: Path) -> None:
         if fmt == "json":
             names = [d["name"] for d in document["deployments"]]
             assert names == ["Pod/x\x9b[2J\x7fy container c\x9b"], names
+
+
+def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """A pull request can add `\\xff\\xfe.yaml`: the SARIF and GitLab reports (the Action writes
+    SARIF on every run) ended in an internal error on its lone surrogates, and the JSON report
+    was no UTF-8. Every format shows the name as `\\xff\\xfe.yaml`, and --fix still fixes the
+    file by its own name."""
+    import json
+
+    (tmp_path / os.fsdecode(b"\xff\xfe.yaml")).write_text(VLLM)
+    base = ["check", "--offline", "--no-config", "--gpu", "H100", "."]
+    for fmt in ("concise", "full", "json", "github", "sarif", "junit", "gitlab"):
+        outcome = run_kvlint([*base, "--format", fmt], tmp_path)
+        assert_well_behaved(outcome, concise=fmt == "concise")
+        assert outcome.code == 1, (fmt, outcome.err)
+        assert "\ufffd" not in outcome.out, fmt
+        shown = outcome.out
+        if fmt in ("json", "sarif", "gitlab"):
+            shown = " ".join(_strings(json.loads(outcome.out)))
+        wanted = "%5Cxff%5Cxfe.yaml" if fmt == "sarif" else "\\xff\\xfe.yaml"  # a URI there
+        assert wanted in shown, (fmt, shown[:300])
+    fixed = run_kvlint([*base, "--fix", "--unsafe-fixes"], tmp_path)
+    assert fixed.code == 0, fixed.err
+    assert (tmp_path / os.fsdecode(b"\xff\xfe.yaml")).read_text() == VLLM.replace("512", "13")
+
+
+def _strings(document: object) -> list[str]:
+    """Every string in a JSON document."""
+    if isinstance(document, str):
+        return [document]
+    if isinstance(document, dict):
+        document = [*document.keys(), *document.values()]
+    if isinstance(document, list):
+        return [text for item in document for text in _strings(item)]
+    return []
