@@ -98,7 +98,16 @@ class Finding(NamedTuple):
         return (self.span.path, self.span.line, self.span.column, self.code)
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Control characters, and lone surrogates: the bytes of a file name that are not UTF-8 reach
+# Python as U+DC80..U+DCFF (os.fsdecode), which no UTF-8 output can hold.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\udc80" <= char <= "\udcff":  # the byte os.fsdecode could not decode, as \xff
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return repr(char)[1:-1]
 
 
 def printable(text: str) -> str:
@@ -107,7 +116,7 @@ def printable(text: str) -> str:
     (``::error::``) on a line of its own, or send escape sequences to a terminal."""
     if not _CONTROL_RE.search(text):
         return text
-    return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+    return _CONTROL_RE.sub(_escaped, text)
 
 
 # How a KV902 message ends: the checks that did not run for want of the model's facts

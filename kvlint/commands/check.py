@@ -353,7 +353,9 @@ def _lint_stdin(args: argparse.Namespace, tree: ConfigTree) -> tuple[LintResult,
     from kvlint.linter import lint_stdin
 
     data = sys.stdin.buffer.read(reading.DEPLOYMENT.limit + 1)  # more is refused as too large
-    display = args.stdin_filename or "-"
+    from kvlint.files import shown_name
+
+    display = shown_name(args.stdin_filename) if args.stdin_filename else "-"
     result = lint_stdin(data, display, tree)
     return result, {display: data.decode("utf-8", errors="replace")}
 

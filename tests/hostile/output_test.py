@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.hostile.corpus_test import assert_well_behaved
 from tests.hostile.runner import ROOT
+from tests.hostile.runner import child_env
 from tests.hostile.runner import run_kvlint
 
 VLLM = "model: meta-llama/Llama-3.1-8B-Instruct\nmax-model-len: 32768\nmax-num-seqs: 512\n"
@@ -191,6 +192,17 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
             shown = " ".join(_strings(json.loads(outcome.out)))
         wanted = "%5Cxff%5Cxfe.yaml" if fmt == "sarif" else "\\xff\\xfe.yaml"  # a URI there
         assert wanted in shown, (fmt, shown[:300])
+    # Named on the command line: kvlint size's header and --stdin-filename (SARIF ended in an
+    # internal error; size printed the bytes, no UTF-8).
+    size = run_kvlint(["size", "--offline", os.fsdecode(b"\xff\xfe.yaml")], tmp_path)
+    assert size.code == 0 and "\ufffd" not in size.out and "\\xff\\xfe.yaml" in size.out, size
+    stdin = subprocess.run(
+        [sys.executable, "-m", "kvlint", "check", "--offline", "--no-config", "--format", "sarif",
+         "-", "--stdin-filename", os.fsdecode(b"\xff\xfe.yaml")],
+        input=VLLM.encode(), capture_output=True, env=child_env(), cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert stdin.returncode == 0, stdin.stderr
+    assert "%5Cxff%5Cxfe.yaml" in json.dumps(json.loads(stdin.stdout.decode("utf-8")))
     fixed = run_kvlint([*base, "--fix", "--unsafe-fixes"], tmp_path)
     assert fixed.code == 0, fixed.err
     assert (tmp_path / os.fsdecode(b"\xff\xfe.yaml")).read_text() == VLLM.replace("512", "13")
