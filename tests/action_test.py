@@ -302,17 +302,17 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
     )
     assert row in summary.splitlines()
     # The chart of a deployment with findings, folded: sequences admitted at each context
-    # length (line 1) against the requested max_num_seqs (line 2).
+    # length (blue) against the requested max_num_seqs (red).
     chart = re.search(
         r"<details><summary>Sequences admitted by context length</summary>\n\n"
-        r"```mermaid\nxychart-beta\n(.*?)```\n\n(.*?)\n\n</details>",
+        r"```mermaid\n%%\{init: .*?\}%%\nxychart-beta\n(.*?)```\n\n(.*?)\n\n</details>",
         summary,
         re.DOTALL,
     )
     assert chart is not None, summary
     lines = chart.group(1).splitlines()
     assert lines[0] == (
-        '    title "Sequences admitted by context length (line 1); line 2: max_num_seqs 256"'
+        '    title "Sequences admitted by context length (blue); red: max_num_seqs 256"'
     )
     x_axis = re.fullmatch(r'    x-axis "context length \(tokens\)" \[(.*)\]', lines[1])
     admitted = re.fullmatch(r"    line \[(.*)\]", lines[3])

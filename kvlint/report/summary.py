@@ -89,11 +89,16 @@ def _tick_top(value: float) -> int:
     return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= top))
 
 
+# The lines' colours, set in the diagram itself (GitHub renders Mermaid's init directive).
+PALETTE = '%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#1f77b4, #d62728"}}}}%%'
+
+
 def chart(result: DeploymentResult, fig: Figures) -> str | None:
     """A Mermaid ``xychart-beta`` of the answer: sequences the pool admits at each context
     length up to ``max_model_len`` (line 1), and the requested ``max_num_seqs`` (line 2); the
-    sentence under it names where they cross. Mermaid draws no legend, so the title says which
-    line is which."""
+    sentence under it names where they cross. Mermaid draws no legend, so the title names each
+    line by the colour ``PALETTE`` gives it (the default theme draws line 1 in a lavender that
+    barely shows on white: looked at as rendered by Mermaid 11 in Chromium)."""
     if fig.max_model_len is None or fig.max_model_len < 1:
         return None
     points = context_points(fig.max_model_len)
@@ -105,11 +110,12 @@ def chart(result: DeploymentResult, fig: Figures) -> str | None:
     lines = [f"    line [{', '.join(f'{a:.2f}' for a in values)}]"]
     largest = max(values)
     if fig.requested is not None:
-        title += f" (line 1); line 2: max_num_seqs {fig.requested:,}"
+        title += f" (blue); red: max_num_seqs {fig.requested:,}"
         lines.append(f"    line [{', '.join(str(fig.requested) for _ in points)}]")
         largest = max(largest, fig.requested)
     drawn = [
         "```mermaid",
+        PALETTE,
         "xychart-beta",
         f'    title "{title}"',
         f'    x-axis "context length (tokens)" [{", ".join(str(n) for n in points)}]',

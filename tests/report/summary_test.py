@@ -34,8 +34,9 @@ KV per token 128 KiB; per sequence 4 GiB at 32,768 tokens; KV pool 60 GiB.
 <details><summary>Sequences admitted by context length</summary>
 
 ```mermaid
+%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "#1f77b4, #d62728"}}}}}}}}%%
 xychart-beta
-    title "Sequences admitted by context length (line 1); line 2: max_num_seqs 256"
+    title "Sequences admitted by context length (blue); red: max_num_seqs 256"
     x-axis "context length (tokens)" [512, 1024, 2048, 4096, 8192, 16384, 32768]
     y-axis "sequences" 0 --> 2000
     line [960.00, 480.00, 240.00, 120.00, 60.00, 30.00, 15.00]
