@@ -166,9 +166,18 @@ class Engine:
 
     def apply_mapping(self, dep: Deployment, node: MappingNode) -> None:
         """A config file's keys (``vllm serve --config``, a plan's ``settings``)."""
+        dotted: list[tuple[str, str, Token, Token | None]] = []
         for key, value in node.items:
             spelled = key.text
             name = self.spec.canonical("--" + spelled) or self.spec.env.get(spelled)
+            option, _, path = spelled.partition(".")
+            base = self.spec.canonical("--" + option) if name is None and path else None
+            if base is not None and base in self.spec.dotted and isinstance(value, Scalar):
+                # `hf-overrides.head_dim: 1024`: vLLM turns each key into `--key value`, and
+                # reads a dotted one as one key of the JSON option.
+                text = str(value.value) if not isinstance(value.value, bool) else value.text
+                dotted.append((base, path, Token(spelled, key), Token(text, value)))
+                continue
             if name is None:
                 name = self.spec.expand_abbreviation("--" + spelled)
                 if name is not None:
@@ -210,6 +219,7 @@ class Engine:
                 )
                 continue
             self.set(dep, name, raw, where, spelled=spelled)
+        self._apply_dotted(dep, dotted)
 
     def set(
         self,

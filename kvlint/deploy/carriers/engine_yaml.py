@@ -8,6 +8,7 @@ Keys are CLI long names, dashes or underscores (vllm/utils/argparse_utils.py
 from __future__ import annotations
 
 from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.flags import EngineSpec
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
@@ -39,7 +40,8 @@ def engine_of(root: Node) -> str | None:
     if _TRTLLM_ONLY.intersection(keys):
         engine = "trtllm"
     spec = ENGINES[engine].spec
-    names = [spec.canonical("--" + key) for key in keys]
+    # `hf-overrides.head_dim: 1024` is a key of the JSON option it names (vLLM's dotted form).
+    names = [spec.canonical("--" + _dotted_option(spec, key)) for key in keys]
     known = sum(1 for name in names if name is not None)
     # Most keys must be real flags, and one must be a setting kvlint checks (not only `model`,
     # `host`, `port`), so an application's own config is not taken for an engine's.
@@ -49,6 +51,11 @@ def engine_of(root: Node) -> str | None:
     if known == len(keys) or (relevant and known >= (len(keys) * 2 + 2) // 3):
         return engine
     return None
+
+
+def _dotted_option(spec: EngineSpec, key: str) -> str:
+    option, _, path = key.partition(".")
+    return option if path and spec.canonical("--" + option) in spec.dotted else key
 
 
 def matches(root: Node) -> bool:

@@ -113,3 +113,13 @@ def test_dotted_json_options() -> None:
         "architectures": ["A", "B"],
         "name": "llama",
     }
+
+
+def test_dotted_keys_of_a_json_option_in_a_config_file() -> None:
+    # vLLM turns each key into `--key value`: a dotted key is one key of the JSON option.
+    text = "model: m\nhf-overrides.head_dim: 1024\nhf-overrides.text_config.rope_theta: 1e6\n"
+    (dep,) = load_text(text, display="c.yaml").deployments
+    assert not dep.problems and not dep.unknown_flags
+    assert dep.hf_overrides is not None
+    assert dep.hf_overrides.value == {"head_dim": 1024, "text_config": {"rope_theta": 1e6}}
+    assert dep.hf_overrides.span.location() == "c.yaml:2:1"
