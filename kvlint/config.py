@@ -93,6 +93,13 @@ class Config:
     gpu: str | None = field(
         default=None, metadata=_about("GPU for deployments that name none (`H100-80GB`)")
     )
+    reserved_memory: str | int | None = field(
+        default=None,
+        metadata=_about(
+            "Memory of each GPU (or unified memory) that other residents hold, for deployments "
+            "that state none: `16 GB`, `12GiB` (a bare number is bytes)"
+        ),
+    )
     fail_on: SeverityName = field(
         default="warning", metadata=_about("The lowest severity that makes `kvlint check` exit 1")
     )
@@ -179,6 +186,7 @@ class Settings:
     options: dict[str, Any] = field(default_factory=dict)  # code -> the rule's Options instance
     engine_versions: dict[str, str] = field(default_factory=dict)  # engine ("*": any) -> version
     gpu: str | None = None
+    reserved_memory: int | None = None  # bytes other residents hold on each GPU
     fail_on: Severity = Severity.WARNING
     offline: bool = False
     models: dict[str, str] = field(default_factory=dict)  # reference -> the model it is
@@ -367,6 +375,7 @@ def resolve(
     gpu: str | None = None,
     engine_version: str | None = None,
     offline: bool = False,
+    reserved_memory: str | None = None,
 ) -> Settings:
     """Settings from the file, with command-line values on top: ``--select`` replaces the file's
     ``select``; ``--ignore`` and ``--extend-select`` add to the file's lists; ``--fail-on``,
@@ -422,6 +431,7 @@ def resolve(
         except option_models.OptionsError as exc:
             errors.extend(_config_error(loaded, one, prefix=("rules", key)) for one in _each(exc))
     workloads = _workloads(loaded, errors)
+    reserved = _reserved(loaded, config.reserved_memory, reserved_memory, errors)
     raise_all(errors)
     return Settings(
         selection=selection,
@@ -429,6 +439,7 @@ def resolve(
         options=options,
         engine_versions=_engine_versions(config.engine_version, engine_version),
         gpu=gpu or config.gpu,
+        reserved_memory=reserved,
         fail_on=Severity.parse(fail_on or config.fail_on),
         offline=offline or config.offline,
         models=dict(config.models),
@@ -495,6 +506,29 @@ def _workloads(loaded: LoadedConfig, errors: list[KvlintError]) -> tuple[tuple[s
 _PERCENTILE = re.compile(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
 
 
+def _reserved(
+    loaded: LoadedConfig,
+    from_file: str | int | None,
+    cli: str | None,
+    errors: list[KvlintError],
+) -> int | None:
+    """``reserved-memory`` in bytes: ``--reserved-memory`` over the file's value."""
+    from kvlint.units import parse_size
+
+    value = cli if cli is not None else from_file
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        if cli is not None:
+            errors.append(KvlintError(f"--reserved-memory: {exc}"))
+        else:
+            where = loaded.span(("reserved-memory",))
+            errors.append(KvlintError(f"`reserved-memory`: {exc}", where, path=str(loaded.path)))
+        return None
+
+
 def _in_file(loaded: LoadedConfig) -> str:
     return " of the kvlint config" if loaded.path is not None else ""
 
@@ -528,6 +562,15 @@ def configured_facts(
     does."""
     config = load_config(find_config(path)).config
     return gpu or config.gpu, _engine_versions(config.engine_version, engine_version)
+
+
+def configured_reserved(path: Path, cli: str | None = None) -> int | None:
+    """The ``reserved-memory`` the nearest config of ``path`` (or the command line) gives."""
+    loaded = load_config(find_config(path))
+    errors: list[KvlintError] = []
+    reserved = _reserved(loaded, loaded.config.reserved_memory, cli, errors)
+    raise_all(errors)
+    return reserved
 
 
 def _engine_versions(from_file: str | Mapping[str, str] | None, cli: str | None) -> dict[str, str]:

@@ -41,6 +41,7 @@ class Overrides(NamedTuple):
     gpu: str | None = None
     engine_version: str | None = None
     offline: bool = False
+    reserved_memory: str | None = None
 
 
 _DISCOVER = object()  # ConfigTree(config=...) default: look for each file's own config
@@ -119,6 +120,7 @@ class ConfigTree:
                 extend_select=o.extend_select,
                 fail_on=o.fail_on,
                 gpu=o.gpu,
+                reserved_memory=o.reserved_memory,
                 engine_version=o.engine_version,
                 offline=o.offline,
             )

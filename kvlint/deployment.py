@@ -116,6 +116,9 @@ class Deployment:
     enable_dp_attention: Sourced[bool] | None = None  # SGLang: DP ranks inside the TP group
     gpu: Sourced[str] | None = None  # as written: "H100-80GB", "nvidia-l4", "p5.48xlarge"
     gpu_count: Sourced[int] | None = None  # GPUs per replica / pod
+    # Bytes of the GPU (or unified memory) other residents hold: a second model, a TTS model,
+    # a gateway cache (a plan's `reserved_memory`, or the config / --reserved-memory).
+    reserved_memory: Sourced[int] | None = None
     block_size: Sourced[int] | None = None
     enforce_eager: Sourced[bool] | None = None
     disable_sliding_window: Sourced[bool] | None = None

@@ -25,6 +25,15 @@ class GpuSpec:
     # accelerator kvlint recognises but does not size ("tpu", "hpu", "npu", "neuron": out of
     # scope for its GPU arithmetic).
     memory_kind: str = "dedicated"
+    # Unified memory: what the GPU may wire by default (macOS's recommendedMaxWorkingSetSize),
+    # the ceiling Metal engines plan within; None for dedicated memory.
+    wired_limit_bytes: int | None = None
+
+    @property
+    def device_bytes(self) -> int:
+        """The memory an engine on this GPU may plan with: the default wired limit on unified
+        memory that has one, else the total."""
+        return self.wired_limit_bytes if self.wired_limit_bytes is not None else self.total_bytes
 
     @property
     def out_of_scope(self) -> bool:
@@ -680,27 +689,58 @@ _INSTANCES.update({f"ml.{name}": entry for name, entry in list(_INSTANCES.items(
 # Words that only say who makes the card or which product line it belongs to.
 _NOISE_PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "radeon", "google", "gpu")
 
-# Apple silicon: the smallest unified-memory configuration of each chip, used when the name
-# gives no size (a conservative choice; `M3 Ultra 512GB` names its own).
-_APPLE_MIN_GB = {
-    "m1": 8,
-    "m1-pro": 16,
-    "m1-max": 32,
-    "m1-ultra": 64,
-    "m2": 8,
-    "m2-pro": 16,
-    "m2-max": 32,
-    "m2-ultra": 64,
-    "m3": 8,
-    "m3-pro": 18,
-    "m3-max": 36,
-    "m3-ultra": 96,
-    "m4": 16,
-    "m4-pro": 24,
-    "m4-max": 36,
-    "m5": 16,
+# Apple silicon: the unified-memory configurations each chip ships in (Apple's technical
+# specifications of the Macs that carry it; "GB" there are GiB: hw.memsize of a "96GB" Mac is
+# 96 x 2^30). The first is the smallest, used when a name gives no size (a conservative
+# choice); a size the chip never had names no Apple GPU. M5 Pro / Max / Ultra are left out: no
+# configuration of theirs was found in a source kvlint could cite.
+_APPLE_CONFIGS_GB: dict[str, tuple[int, ...]] = {
+    "m1": (8, 16),
+    "m1-pro": (16, 32),
+    "m1-max": (32, 64),
+    "m1-ultra": (64, 128),
+    "m2": (8, 16, 24),
+    "m2-pro": (16, 32),
+    "m2-max": (32, 64, 96),
+    "m2-ultra": (64, 128, 192),
+    "m3": (8, 16, 24),
+    "m3-pro": (18, 36),
+    "m3-max": (36, 48, 64, 96, 128),
+    "m3-ultra": (96, 256, 512),
+    "m4": (16, 24, 32),
+    "m4-pro": (24, 48, 64),
+    "m4-max": (36, 48, 64, 128),
+    "m5": (16, 24, 32),
 }
 _APPLE_RE = re.compile(r"^(?:apple-)?(m[1-5](?:-(?:pro|max|ultra))?)(?:-(\d+)(?:gb?)?)?$")
+
+# The GPU working set macOS lets Metal wire by default (``recommendedMaxWorkingSetSize``, which
+# llama.cpp's Metal backend logs in MB of 10^6 bytes and MLX reads as
+# ``mx.device_info()["max_recommended_working_set_size"]``), by configuration, where a public
+# start-up log gives it. ``sudo sysctl iogpu.wired_limit_mb=N`` replaces it with N MiB.
+_APPLE_WIRED_MEASURED: dict[int, tuple[int, str]] = {
+    16: (
+        12_123 * MiB,
+        "12123 MiB free on a 16 GB M4 (acdtrx/llama-runner@bd0f47d llama-server.log)",
+    ),
+    18: (14_302_250_000, "14302.25 MB on an 18 GB M3 Pro (a public llama.cpp Metal log)"),
+    32: (26_800_600_000, "26800.60 MB on a 32 GB M4 (a public Ollama Metal log)"),
+    36: (30_150_670_000, "30150.67 MB on a 36 GB Mac (a public llama.cpp Metal log)"),
+    64: (55_662_790_000, "55662.79 MB on a 64 GB M3 Max (a public llama.cpp Metal log, 2026)"),
+}
+# Elsewhere: 3/4 of the memory, below every ratio measured on current macOS (0.74 at 16 and
+# 18 GB, 0.78 at 32 and 36 GB, 0.81 at 64 GB) and the figure macOS 14 gave above 36 GB
+# (51539.61 MB = 3/4 of a 64 GB M2 Max): the conservative reading. A box whose limit was
+# raised states iogpu.wired_limit_mb.
+APPLE_WIRED_FRACTION = 0.75
+
+
+def apple_default_wired_bytes(memory_gib: int) -> tuple[int, str]:
+    """macOS's default GPU working set for a Mac of ``memory_gib``, and where it comes from."""
+    if memory_gib in _APPLE_WIRED_MEASURED:
+        return _APPLE_WIRED_MEASURED[memory_gib]
+    wired = round(memory_gib * GiB * APPLE_WIRED_FRACTION)
+    return wired, f"3/4 of {memory_gib} GiB (no log of this configuration found)"
 
 
 def normalise_gpu_name(name: str) -> str:
@@ -838,21 +878,31 @@ def _apple(key: str) -> GpuSpec | None:
     if match is None:
         return None
     chip, size = match.group(1), match.group(2)
-    if chip not in _APPLE_MIN_GB:
+    configs = _APPLE_CONFIGS_GB.get(chip)
+    if configs is None:
         return None
-    gb = int(size) if size else _APPLE_MIN_GB[chip]
-    label = chip.replace("-", " ").title().replace("M", "M", 1)
+    gb = int(size) if size else configs[0]
+    if gb not in configs:
+        return None  # a size this chip never shipped with (an M3 Ultra has no 128 GB)
+    label = chip.replace("-", " ").title()
     source = "the configured unified memory (Apple's GB are GiB)"
     if not size:
         source = f"no size in the name: the smallest {label} configuration ({gb} GB)"
+    wired, wired_source = apple_default_wired_bytes(gb)
     return GpuSpec(
-        f"Apple-{chip.upper()}-{gb}GB",
+        f"{label.replace(' ', '-')}-{gb}GB",
         f"Apple {label} {gb}GB",
         gb * GiB,
         vendor="apple",
-        source=source + "; Metal lets a process wire about 75% of it by default",
+        source=f"{source}; default GPU working set {wired_source}",
         memory_kind="unified",
+        wired_limit_bytes=wired,
     )
+
+
+def apple_configurations() -> dict[str, tuple[int, ...]]:
+    """Each Apple chip kvlint knows and the memory sizes (GB) it ships in."""
+    return dict(_APPLE_CONFIGS_GB)
 
 
 def instance_gpu_count(name: str) -> int | None:

@@ -426,6 +426,7 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
             run.settings.gpu,
             run.settings.engine_versions,
             run.settings.workload_for(dep.path),
+            reserved_memory=run.settings.reserved_memory,
         )
         dep, resolved = _resolve_model(run, dep, path.parent)
         sizing, dep_findings = _check_deployment(run, dep, resolved)
@@ -510,13 +511,17 @@ def with_configured_facts(
     gpu: str | None,
     engine_versions: Mapping[str, str],
     workload: Workload | None = None,
+    reserved_memory: int | None = None,
 ) -> Deployment:
-    """Fill the GPU and engine version a file leaves out from the config or command line
+    """Fill the GPU, engine version and reserved memory a file leaves out from the config or command line
     (``check`` and ``size`` alike, so they size the same deployment), and the workload the
     config states for the file when a plan states none."""
     changes: dict[str, Any] = {}
     if dep.workload is None and workload is not None:
         changes["workload"] = workload
+    if dep.reserved_memory is None and reserved_memory:
+        span = dep.span._replace(key="reserved-memory (configured)")
+        changes["reserved_memory"] = Sourced(reserved_memory, span)
     if dep.gpu is None and gpu:
         changes["gpu"] = Sourced(gpu, dep.span._replace(key="gpu (configured)"))
     if dep.engine_version is None:

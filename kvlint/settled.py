@@ -109,6 +109,10 @@ class EngineFacts(NamedTuple):
     # would name, None for the newest kvlint models; the row's label). Empty: the newest,
     # labelled ``display``.
     compared_releases: tuple[tuple[str | None, str], ...] = ()
+    # The GPU vendors it runs on (kvlint.gpus.GpuSpec.vendor): the solver compares the
+    # engines a GPU can run (vLLM, SGLang and TGI have no Metal backend; MLX's CUDA backend
+    # is not modelled).
+    vendors: tuple[str, ...] = ("nvidia", "amd")
 
     def accepted_cache_dtypes(self, release: tuple[int, ...] | None) -> tuple[str, ...]:
         """The cache dtypes ``release`` starts with (the newest release's when None)."""
@@ -152,6 +156,7 @@ class Request:
     pipeline_parallel_size: Sourced[int] | None = None
     data_parallel_size: Sourced[int] | None = None
     gpu_count: Sourced[int] | None = None
+    reserved_memory: Sourced[int] | None = None  # bytes other residents hold on the GPU
     block_size: Sourced[int] | None = None
     enforce_eager: Sourced[bool] | None = None
     disable_sliding_window: Sourced[bool] | None = None
@@ -230,6 +235,9 @@ class Settled:
     # The requests it serves, when a plan or the config states them (KV301 judges admission
     # at their lengths; the accounting counts what it admits at each).
     workload: Workload | None = None
+    # Bytes of the GPU other residents hold (a second model, a TTS model, a gateway cache):
+    # every engine's accounting takes them off the memory it plans with, and says so.
+    reserved_memory: Sourced[int] | None = None
     # What decided the outcome besides the files: "default max_num_seqs 256", ...
     notes: tuple[str, ...] = field(default=())
 

@@ -8,6 +8,7 @@ from typing import Any
 from kvlint.arith.dtypes import cache_dtype
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.estimate import Refusal
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.rule import FixAvailability
@@ -99,6 +100,22 @@ class UnsupportedKvCacheDtype(Rule):
             yield from self._v_without_flash(settled, sizing)
         if settled.cache_note is not None and settled.cache_types is None:
             yield from self._unsized(settled, sizing)
+        if facts.quantised_v_without_flash is None:
+            yield from self._refused(settled, sizing)
+
+    def _refused(self, settled: Settled, sizing: Sizing) -> Iterator[Problem]:
+        """A cache the engine takes but then fails on (MLX's quantised cache meeting a rotating
+        one: "RotatingKVCache Quantization NYI"), as its accounting says."""
+        engine, value = sizing.engine, settled.cache_dtype
+        if engine is None or engine.refusal is not Refusal.SETTING or engine.error is None:
+            return
+        if value.default or settled.cache_types is None:
+            return
+        field = n.name(sizing, "kv_cache_dtype")
+        message = f"{field} `{value.value}`: {settled.facts.display} fails: {engine.error}"
+        numbers = (("setting", str(value.value)), ("engine", settled.facts.display))
+        fix = n.fix(f"Remove {field}: keep the cache in the model dtype")
+        yield Problem(value.span, message, fix, numbers)
 
     def _listed(
         self,

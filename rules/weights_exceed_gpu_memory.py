@@ -65,7 +65,7 @@ class WeightsExceedGpuMemory(Rule):
     code = "KV303"
     name = "weights-exceed-gpu-memory"
     severity = Severity.ERROR
-    engines = frozenset({"vllm", "sglang", "tgi", "llamacpp", "trtllm"})
+    engines = frozenset({"vllm", "sglang", "tgi", "llamacpp", "trtllm", "mlx"})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, dep: Deployment, sizing: Sizing) -> Iterator[Problem]:

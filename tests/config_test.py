@@ -87,6 +87,7 @@ def test_unknown_key_in_yaml_has_its_position(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}:3:1: unknown key `ignroe` in the kvlint config (known keys: select, ignore, "
         "extend-select, per-file-ignores, workload, severity, rules, engine-version, gpu, "
+        "reserved-memory, "
         "fail-on, exclude, extend-exclude, respect-gitignore, offline, models)"
     )
 

@@ -76,7 +76,7 @@ def test_what_it_says_is_what_kvlint_says() -> None:
 def test_the_plan_example_is_valid_and_holds(tmp_path: Path) -> None:
     text = README.read_text(encoding="utf-8")
     section = text.split("## The plan format", 1)[1].split("\n## ", 1)[0]
-    (plan,) = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    plan, mac = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
     (tmp_path / "plan.yaml").write_text(plan, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "kvlint", "check", "plan.yaml", "--fail-on", "info"],
@@ -87,3 +87,16 @@ def test_the_plan_example_is_valid_and_holds(tmp_path: Path) -> None:
         env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    # The Mac Studio example holds at its own figures: infos only (the model matched by name,
+    # the sliding windows), no warning.
+    (tmp_path / "mac.yaml").write_text(mac, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "kvlint", "check", "mac.yaml", "--format", "concise"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.returncode == 0, result.stdout
+    assert "KV301" not in result.stdout

@@ -99,10 +99,27 @@ def quantization_method(spec: ModelSpec, override: str | None = None) -> str | N
     return None
 
 
+# MLX's affine quantisation (mlx.core.quantize): each group of ``group_size`` weights (64 unless
+# the bundle says otherwise: mlx_lm/utils.py ``defaults_for_mode``) carries a scale and a bias in
+# the model dtype, 2 x 16 bits; mxfp4 / mxfp8 / nvfp4 modes carry one 8-bit scale per group and
+# no bias (ml-explore/mlx@846d176 mlx/ops.cpp ``quantize``).
+MLX_GROUP_SIZE = 64
+
+
+def mlx_bits(bits: float, group_size: int | None, method: str = "mlx") -> float:
+    """Bits per weight of an MLX-quantised tensor, its group scales (and biases) included."""
+    group = group_size or MLX_GROUP_SIZE
+    return bits + (32 if method == "mlx" else 8) / group
+
+
 def linear_bits(spec: ModelSpec, method: str | None, dtype: str | None = None) -> float:
     """Bits per weight of the linear layers (``dtype`` overrides the model's, ``--dtype``)."""
     if method is None:
         return _DTYPE_BITS.get((dtype or spec.dtype).lower(), 16.0)
+    if method.startswith("mlx"):
+        quant = spec.quantization
+        bits = quant.weight_bits if quant is not None and quant.weight_bits else 4.0
+        return mlx_bits(bits, quant.group_size if quant is not None else None, method)
     if spec.quantization is not None and spec.quantization.weight_bits:
         bits = spec.quantization.weight_bits
         return bits + (32 / 128 if bits <= 4 else 0.0)
@@ -154,7 +171,11 @@ def weight_breakdown(
     method = quantization_method(spec, quantization)
     embed_params = spec.vocab_size * spec.hidden_size
     dense_bits = _dense_bits(spec, dtype)
-    embed = round(embed_params * dense_bits / 8)
+    # MLX quantises embeddings too (nn.quantize converts every Embedding and Linear whose last
+    # dimension the group size divides: ml-explore/mlx-lm@d78bf58 mlx_lm/utils.py quantize_model).
+    mlx = method is not None and method.startswith("mlx")
+    embed_bits = linear_bits(spec, method, dtype) if mlx else dense_bits
+    embed = round(embed_params * embed_bits / 8)
     head = 0 if spec.tie_word_embeddings else embed
     # The vision tower stays at the model dtype: AWQ, GPTQ and FP8 recipes quantise only the
     # language model's linear layers.

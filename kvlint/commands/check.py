@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine-version", metavar="V", help="engine version when a file gives none (or ENGINE=V)"
     )
     facts.add_argument(
+        "--reserved-memory",
+        metavar="SIZE",
+        help="memory of each GPU other residents hold (`16 GB`), for deployments that state none",
+    )
+    facts.add_argument(
         "--offline", action="store_true", help="never download a model's config.json"
     )
     parser.add_argument(
@@ -152,6 +157,7 @@ def build_tree(args: argparse.Namespace) -> ConfigTree:
         gpu=args.gpu,
         engine_version=args.engine_version,
         offline=args.offline,
+        reserved_memory=args.reserved_memory,
     )
     if args.no_config:
         return ConfigTree(default_registry(), overrides, config=None)

@@ -87,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="V",
         help="for a deployment file: the engine version when it gives none (or ENGINE=V)",
     )
+    parser.add_argument(
+        "--reserved-memory",
+        metavar="SIZE",
+        help="for a deployment file: memory of each GPU other residents hold (`16 GB`) when "
+        "it states none",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -233,6 +239,7 @@ _SETTING_FIELDS = (
 def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     """Every deployment in ``path``, each at its own settings, with the engine's accounting."""
     from kvlint.config import configured_facts
+    from kvlint.config import configured_reserved
     from kvlint.deploy.load import load_path
     from kvlint.finding import Severity
     from kvlint.linter import with_configured_facts
@@ -240,6 +247,7 @@ def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     loaded = load_path(path, display=args.model)
     # The GPU and versions the file's config gives, as `kvlint check` fills them in.
     gpu, versions = configured_facts(path, gpu=args.gpu, engine_version=args.engine_version)
+    reserved = configured_reserved(path, args.reserved_memory)
     problems = [
         {
             "code": problem.code,
@@ -254,7 +262,7 @@ def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     failed = any(problem.severity is Severity.ERROR for problem in loaded.problems)
     reports: list[dict[str, Any]] = []
     for dep in loaded.deployments:
-        dep = with_configured_facts(dep, gpu, versions)
+        dep = with_configured_facts(dep, gpu, versions, reserved)
         report, error = _deployment_report(args, dep, path.parent)
         if error is not None:
             failed = True

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kvlint.settled import Settled
 
 # The engines a plan is made for (--engine) and compared under, in the order its table lists them.
-ENGINES = ("vllm", "sglang", "tgi", "llamacpp", "trtllm")
+ENGINES = ("vllm", "sglang", "tgi", "llamacpp", "trtllm", "mlx")
 
 # Where a setting given on the command line is cited.
 SOLVER_PATH = "<kvlint solve>"
@@ -43,6 +43,15 @@ def _fraction(text: str) -> float:
     if not 0 < number <= 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
     return number
+
+
+def _size(text: str) -> int:
+    from kvlint.units import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_fraction,
         help="memory fraction (vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI "
         "cuda_memory_fraction)",
+    )
+    parser.add_argument(
+        "--reserved-memory",
+        type=_size,
+        metavar="SIZE",
+        help="memory of each GPU other residents hold: 16 GB (overrides the file's)",
     )
     parser.add_argument("--tp", type=TP_SIZE, help="tensor parallel size to answer for")
     parser.add_argument("--pp", type=PP_SIZE, help="pipeline parallel size to answer for")
@@ -121,6 +136,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "kv_cache_dtype": args.kv_cache_dtype,
         "quantization": args.quantization,
         "memory_fraction": args.gpu_memory_utilization,
+        "reserved_memory": args.reserved_memory,
     }
     return {name: value for name, value in stated.items() if value is not None}
 
@@ -204,7 +220,11 @@ def _settled(args: argparse.Namespace, job: _Job, spec: ModelSpec, gpu: GpuSpec)
             name: Sourced(value, here._replace(key=name), raw=str(value))
             for name, value in overrides.items()
         }
-        engine = args.engine or "vllm"
+        from kvlint.engines import facts
+
+        # vLLM unless the GPU cannot run it (Apple silicon): the first engine that runs there.
+        runs = [name for name in ENGINES if gpu.vendor in facts(name).vendors] or ["vllm"]
+        engine = args.engine or ("vllm" if "vllm" in runs else runs[0])
         return home(engine).resolve(Request(engine=engine, span=here, **stated), spec, gpu)
     settled = settle(job.dep, spec, gpu)
     if settled is None:
@@ -239,6 +259,8 @@ def _plan(args: argparse.Namespace, job: _Job) -> Any:
 
     if isinstance(job.spec, KvlintError):
         raise job.spec
+    from kvlint.engines import facts
+
     gpu = _gpu(args, job)
     if args.kv_cache_dtype is not None:
         _known_cache_dtype(args.kv_cache_dtype, job.spec)
@@ -262,7 +284,8 @@ def _plan(args: argparse.Namespace, job: _Job) -> Any:
         max_tp=args.max_tp,
         any_layout=args.any_layout,
         replicas=not args.no_replicas,
-        engines=ENGINES,
+        # The engines that run on the GPU (vLLM, SGLang and TGI have no Metal backend).
+        engines=tuple(name for name in ENGINES if gpu.vendor in facts(name).vendors),
     )
 
 

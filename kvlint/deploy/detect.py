@@ -29,7 +29,10 @@ _MODULES = {
     "dynamo.sglang": "sglang",
     "dynamo.trtllm": "trtllm",
     "tensorrt_llm.commands.serve": "trtllm",
+    "mlx_lm.server": "mlx",  # deprecated but still started so (mlx_lm/server.py __main__)
 }
+# `python -m <package> <sub-command>`: mlx-lm's cli dispatches `python -m mlx_lm server`.
+_MODULE_COMMANDS = {("mlx_lm", "server"): "mlx"}
 # program basename -> engine (with the sub-command it needs, if any)
 _PROGRAMS = {
     "vllm": ("vllm", "serve"),
@@ -39,6 +42,8 @@ _PROGRAMS = {
     "ollama": ("ollama", "serve"),
     "trtllm-serve": ("trtllm", None),  # also `trtllm-serve serve MODEL` (its click group)
     "trtllm-build": ("trtllm", None),  # the engine's limits, served by a later trtllm-serve
+    "mlx_lm.server": ("mlx", None),  # mlx-lm's console scripts (setup.py)
+    "mlx_lm": ("mlx", "server"),
 }
 # NVIDIA NIM for LLMs: nvcr.io/nim/<org>/<model>:<tag>, whose entrypoint is the server.
 _NIM = re.compile(r"(?:^|/)nim/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)(?=[:@]|$)", re.IGNORECASE)
@@ -106,6 +111,11 @@ def _scan(argv: list[Token]) -> Invocation | None:
         if text == "-m" and i + 1 < len(tokens) and tokens[i + 1].text in _MODULES:
             module = tokens[i + 1]
             return Invocation(_MODULES[module.text], tokens[i + 2 :], module, module.text)
+        if text == "-m" and i + 2 < len(tokens):
+            pair = (tokens[i + 1].text, tokens[i + 2].text)
+            if pair in _MODULE_COMMANDS:
+                launcher = " ".join(pair)
+                return Invocation(_MODULE_COMMANDS[pair], tokens[i + 3 :], tokens[i + 1], launcher)
         base = _basename(text)
         if base in _PROGRAMS and (i == 0 or _basename(tokens[i - 1].text) not in ("-m",)):
             engine, sub = _PROGRAMS[base]

@@ -60,6 +60,7 @@ HOMES: dict[str, str] = {
     "tgi": "kvlint.engines.tgi",
     "ollama": "kvlint.engines.ollama",
     "trtllm": "kvlint.engines.trtllm",
+    "mlx": "kvlint.engines.mlx",
 }
 NAMES = tuple(HOMES)
 _ALIASES = {
@@ -67,6 +68,8 @@ _ALIASES = {
     "llama-cpp": "llamacpp",
     "tensorrt-llm": "trtllm",
     "tensorrt_llm": "trtllm",
+    "mlx-lm": "mlx",
+    "mlx_lm": "mlx",
 }
 
 

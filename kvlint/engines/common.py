@@ -114,3 +114,17 @@ def without_storage(settled: Settled, base: EngineEstimate) -> EngineEstimate:
 def plain(sourced: Sourced[Any] | None) -> Any:
     """A setting's value, None when unset."""
     return None if sourced is None else sourced.value
+
+
+def reserved_bytes(settled: Settled) -> int:
+    """Bytes of the GPU other residents hold (``reserved_memory``), 0 when none is stated."""
+    reserved = settled.reserved_memory
+    return max(0, reserved.value) if reserved is not None else 0
+
+
+def reserved_note(settled: Settled, how: str) -> str | None:
+    """What the accounting did with ``reserved_memory``, for its notes and messages."""
+    reserved = reserved_bytes(settled)
+    if not reserved:
+        return None
+    return f"reserved_memory {reserved / 2**30:.2f} GiB held by other residents: {how}"

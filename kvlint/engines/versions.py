@@ -11,4 +11,5 @@ NEWEST: dict[str, str] = {
     "tgi": "3.3.6",
     "ollama": "0.12.0",
     "trtllm": "1.2.1",  # serve.py and _util.py as read (trtllm-serve keeps BuildConfig)
+    "mlx": "0.32.0",  # mlx-lm, ml-explore/mlx-lm@d78bf58 (2026-08-22)
 }

@@ -36,10 +36,15 @@ _MODELOPT_KV = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
 
 
 def read_quantization(cfg: ConfigView) -> Quantization | None:
-    """The checkpoint's ``quantization_config`` (None when the weights are not quantised)."""
+    """The checkpoint's ``quantization_config`` (None when the weights are not quantised), or an
+    MLX bundle's ``quantization`` block."""
     qc = cfg.opt_mapping("quantization_config")
     if qc is None:
-        return None
+        qc = cfg.opt_mapping("quantization")
+        if qc is None:
+            return None
+    if _is_mlx(qc):
+        return _mlx(qc)
     method = qc.get("quant_method")
     if method is None and isinstance(qc.get("quantization"), Mapping):
         method = "modelopt"  # hf_quant_config.json layout: {"producer": ..., "quantization": {...}}
@@ -53,6 +58,24 @@ def read_quantization(cfg: ConfigView) -> Quantization | None:
     return Quantization(
         method=method, weight_bits=_weight_bits(method, qc), kv_cache_dtype=_kv_scheme(qc)
     )
+
+
+def _is_mlx(qc: Mapping[str, Any]) -> bool:
+    """An MLX bundle's block: ``{"group_size": 64, "bits": 8}`` and no ``quant_method``
+    (ml-explore/mlx-lm@d78bf58 mlx_lm/utils.py ``quantize_model`` writes it under
+    ``quantization`` and again under ``quantization_config`` for the Hub's model tree)."""
+    return "quant_method" not in qc and isinstance(qc.get("group_size"), int) and "bits" in qc
+
+
+def _mlx(qc: Mapping[str, Any]) -> Quantization:
+    bits = qc.get("bits")
+    weight_bits = float(bits) if isinstance(bits, (int, float)) else None
+    group = qc.get("group_size")
+    mode = qc.get("mode", "affine")
+    method = "mlx" if mode in ("affine", None) else f"mlx-{mode}"
+    # Per-layer entries ("model.layers.0.mlp.down_proj": {"bits": 6, ...}) of mixed recipes are
+    # not read: the block's own bits stand for every layer.
+    return Quantization(method, weight_bits, group_size=group if isinstance(group, int) else None)
 
 
 def _weight_bits(method: str, qc: Mapping[str, Any]) -> float | None:

@@ -72,6 +72,9 @@ class Quantization:
     )
     weight_bits: float | None = None
     kv_cache_dtype: str | None = None  # only when the config declares a cache scheme
+    # Values per scale group, where the layout has groups the config states (MLX's affine
+    # quantisation: a scale and a bias in the model dtype per ``group_size`` weights).
+    group_size: int | None = None
 
 
 @dataclass(frozen=True)

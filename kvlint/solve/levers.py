@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvlint.arith.dtypes import UnknownCacheDtype
 from kvlint.arith.dtypes import cache_dtype
 from kvlint.arith.parallel import Layout
 from kvlint.engines import account
@@ -72,7 +73,10 @@ def _needs(name: str) -> str:
     """What a cache dtype asks of the GPU: "fp8" computes natively from compute capability 8.9
     (GpuSpec.supports_fp8) and is stored-only below it, "fp4" (the 4-bit float caches) needs
     Blackwell (10.0); ggml's integer blocks (q8_0, q4_0) run anywhere."""
-    storage = cache_dtype(name, "bfloat16").name
+    try:
+        storage = cache_dtype(name, "bfloat16").name
+    except UnknownCacheDtype:  # an engine's own spelling (MLX's kv_bits 8): integer blocks
+        return ""
     if storage.startswith("fp8"):
         return "fp8"
     return "fp4" if "fp4" in storage else ""
@@ -175,15 +179,22 @@ def _weight_options(settled: Settled) -> list[_Option]:
     return options
 
 
-def _gpu_options(gpu: GpuSpec | None, choices: tuple[str, ...]) -> list[_Option]:
+def _gpu_options(
+    gpu: GpuSpec | None, choices: tuple[str, ...], vendors: tuple[str, ...]
+) -> list[_Option]:
+    from kvlint.gpus import apple_configurations
     from kvlint.gpus import lookup_gpu
 
     seen: set[str] = set()
     options: list[_Option] = []
     names = ([gpu.key] if gpu is not None else []) + list(choices)
+    if gpu is not None and gpu.vendor == "apple":
+        # A Mac's other memory configurations of the same chip ("M3-Ultra-96GB" -> 256, 512).
+        chip = gpu.key.rsplit("-", 1)[0]
+        names += [f"{chip}-{gb}GB" for gb in apple_configurations().get(chip.lower(), ())]
     for name in names:
         found = lookup_gpu(name)
-        if found is None or found.key in seen:
+        if found is None or found.key in seen or found.vendor not in vendors:
             continue
         seen.add(found.key)
 
@@ -198,7 +209,9 @@ def _gpu_options(gpu: GpuSpec | None, choices: tuple[str, ...]) -> list[_Option]
 def _fraction_options(
     settled: Settled, current_fraction: float | None, fractions: tuple[float, ...]
 ) -> list[_Option]:
-    if settled.facts.pool_is_cells:  # the pool is cells set up front, not a share of memory
+    unset = settled.memory_fraction is None and settled.kv_cache_memory_bytes is None
+    # The pool is cells set up front (llama.cpp), or whatever memory is left (MLX).
+    if settled.facts.pool_is_cells or unset:
         return [_Option("memory fraction", "-", False, f"{settled.engine} has none", False, _keep)]
     if settled.kv_cache_memory_bytes is not None:
         note = "kv_cache_memory_bytes is set, so the fraction is ignored"
@@ -236,7 +249,7 @@ def levers(
     options = [
         *_cache_options(base),
         *_weight_options(base),
-        *_gpu_options(base.gpu, gpu_choices),
+        *_gpu_options(base.gpu, gpu_choices, settled.facts.vendors),
         *_fraction_options(base, current_fraction, fractions),
     ]
     rows: list[Lever] = []

@@ -60,6 +60,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     gpus = root.scalar("gpus")
     if gpus is not None and isinstance(gpus.value, int) and not isinstance(gpus.value, bool):
         dep.gpu_count = int_sourced(gpus, ctx.problems, "`gpus`")
+    dep.reserved_memory = _reserved(root.get("reserved_memory"), dep.problems)
     settings = root.mapping("settings")
     if settings is not None:
         engine.apply_mapping(dep, settings)
@@ -108,6 +109,19 @@ def read_workload(node: Mapping, problems: list[InputProblem], where: str) -> Wo
                 percentiles.append((match.group(1), value))
     workload = Workload(tokens("prompt_tokens"), tokens("output_tokens"), tuple(percentiles))
     return workload if workload.lengths() else None
+
+
+def _reserved(node: Node | None, problems: list[InputProblem]) -> Sourced[int] | None:
+    """``reserved_memory: 16 GB``: bytes other residents hold (the schema checks the form)."""
+    if not isinstance(node, Scalar) or node.value is None or isinstance(node.value, bool):
+        return None
+    try:
+        size = parse_size(node.value if isinstance(node.value, (int, float)) else str(node.value))
+    except ValueError as exc:
+        message = f"`reserved_memory`: {exc}"
+        problems.append(InputProblem(codes.INVALID_SETTING, node.span, message, Severity.ERROR))
+        return None
+    return Sourced(size, node.span, node.raw)
 
 
 class _SchemaReported(ValueError):

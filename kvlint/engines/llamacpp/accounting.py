@@ -16,6 +16,7 @@ from kvlint.arith.kv import KvSize
 from kvlint.arith.weights import weight_breakdown
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
+from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import without_storage
 from kvlint.engines.llamacpp import defaults as D
 from kvlint.engines.llamacpp.effective import LlamaCppSettled
@@ -175,6 +176,7 @@ def estimate_with(
     auto_fit: bool = True,
     layers_pinned: bool = False,
     defaults: tuple[tuple[str, object], ...] = (),
+    reserved: int = 0,
 ) -> EngineEstimate:
     """The cache llama.cpp allocates, and whether it fits beside the weights on ``gpu``.
 
@@ -198,11 +200,19 @@ def estimate_with(
     fits: bool | None = None if error is None else False
     if gpu is not None:
         device = gpu.total_bytes
-        if gpu.vendor == "apple":
-            # Metal reports recommendedMaxWorkingSetSize, about 3/4 of unified memory, as the
-            # device's memory (ggml-metal); the rest stays with the OS.
-            device = gpu.total_bytes * 3 // 4
-            notes.append(f"Metal working set: 3/4 of {gpu.total_bytes / GiB:.0f} GiB unified")
+        if gpu.wired_limit_bytes is not None:
+            # Metal reports recommendedMaxWorkingSetSize (kvlint.gpus: measured where a log
+            # gives it, else 3/4 of unified memory) as the device's memory (ggml-metal).
+            device = gpu.device_bytes
+            notes.append(
+                f"Metal working set: {device / GiB:.2f} of {gpu.total_bytes / GiB:.0f} GiB unified"
+            )
+        if reserved:
+            device -= reserved
+            notes.append(
+                f"reserved_memory {reserved / GiB:.2f} GiB held by other residents: "
+                "taken off the device's free memory"
+            )
         available = device - weights // devices
         budget = available - D.LLAMACPP_FIT_MARGIN
         needed = sum(kv_buffer(spec, s)) // devices
@@ -321,4 +331,5 @@ def estimate(s: LlamaCppSettled) -> EngineEstimate:
         auto_fit=s.auto_fit,
         layers_pinned=s.layers_pinned,
         defaults=tuple(filled),
+        reserved=reserved_bytes(s),
     )

@@ -102,6 +102,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSett
         flash_attention=flash,
         n_gpu_layers=req.n_gpu_layers,
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         ctx_size=ctx_size,
         parallel=parallel,
         unified=req.kv_unified.value if req.kv_unified is not None else None,

@@ -32,5 +32,6 @@ FACTS = EngineFacts(
     quantised_v_without_flash="refuses",
     offloads_layers=True,
     cache_dtype_releases=(((0,), CACHE_TYPES),),
+    vendors=("nvidia", "amd", "apple"),
     parallel=ParallelRules("llamacpp", tensor=False),
 )

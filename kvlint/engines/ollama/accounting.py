@@ -8,6 +8,7 @@ honoured with ``OLLAMA_FLASH_ATTENTION=1``; without it Ollama falls back to f16.
 
 from __future__ import annotations
 
+from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import without_storage
 from kvlint.engines.llamacpp.accounting import estimate_with
 from kvlint.engines.llamacpp.accounting import settings_for
@@ -59,4 +60,5 @@ def estimate(s: OllamaSettled) -> EngineEstimate:
         auto_fit=True,
         layers_pinned=False,
         defaults=tuple(filled),
+        reserved=reserved_bytes(s),
     )

@@ -122,6 +122,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
         dtype=req.dtype,
         flash_attention=flash_setting,
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         flash=flash,
     )

@@ -32,5 +32,6 @@ FACTS = EngineFacts(
     # OLLAMA_KV_CACHE_TYPE"); 0.30 (ollama#16031) hands it to llama-server as --cache-type-k/v,
     # which exits on it.
     unlisted_cache_dtype_ignored_before=(0, 30),
+    vendors=("nvidia", "amd", "apple"),
     parallel=ParallelRules("ollama", tensor=False, pipeline=False),
 )

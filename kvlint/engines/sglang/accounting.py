@@ -16,6 +16,8 @@ from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.engines.common import head_dims
+from kvlint.engines.common import reserved_bytes
+from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.sglang import defaults as D
 from kvlint.engines.sglang.effective import SglangSettled
@@ -121,7 +123,12 @@ def estimate(s: SglangSettled) -> EngineEstimate:
         return replace(base, fits=False, error=problem, refusal=Refusal.LAYOUT)
     if total is None:
         return replace(base, missing=("GPU type",))
-    pre_model_load = total - (_INIT_TP if tp * pp > 1 else _INIT_TP1)
+    # get_available_gpu_memory reads the device's free memory: other residents come off it.
+    pre_model_load = total - (_INIT_TP if tp * pp > 1 else _INIT_TP1) - reserved_bytes(s)
+    held = reserved_note(s, "taken off the free memory before the model loads")
+    if held is not None:
+        notes.append(held)
+        base = replace(base, notes=tuple(notes))
     states = sum(
         types.state.bytes_for(layer.state_elements) // tp
         for layer in stage_layers

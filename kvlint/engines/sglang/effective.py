@@ -146,6 +146,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
         hf_overrides=req.hf_overrides,
         pool_switches=switches,
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         dp_attention=dp_attention,
         hybrid_swa=not switches,

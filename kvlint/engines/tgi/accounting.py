@@ -18,6 +18,8 @@ from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.engines.common import head_dims
+from kvlint.engines.common import reserved_bytes
+from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.tgi.effective import TgiSettled
 from kvlint.engines.tgi.facts import FACTS
@@ -87,7 +89,13 @@ def estimate(s: TgiSettled) -> EngineEstimate:
     if gpu is None:
         return replace(base, missing=("GPU type",))
     context = _CONTEXT_SHARDED if shards > 1 else _CONTEXT_ONE
-    available = round(gpu.total_bytes * fraction * wiggle - weights - context)
+    # get_free_memory is the device's free memory less (1 - fraction) x total: other residents
+    # come off it before the wiggle room applies.
+    others = reserved_bytes(s)
+    available = round((gpu.total_bytes * fraction - others) * wiggle - weights - context)
+    held = reserved_note(s, "taken off the free memory")
+    if held is not None:
+        notes.append(held)
     blocks = max(0, available) // (per_token * block) if per_token else 0
     inferred = blocks * block
     notes.append(f"Setting max batch total tokens to {inferred}")

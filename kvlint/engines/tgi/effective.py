@@ -112,6 +112,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
         dtype=req.dtype,
         hf_overrides=req.hf_overrides,
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         attention=attention.value if attention else None,
         wiggle_room=float(wiggle.value) if wiggle is not None else D.TGI_WIGGLE_ROOM,

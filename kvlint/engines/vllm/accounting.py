@@ -15,6 +15,8 @@ from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.deployment import Sourced
+from kvlint.engines.common import reserved_bytes
+from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.effective import SPARSE_MLA_MODEL_TYPES
@@ -142,7 +144,11 @@ def _stage_budgets(
             available.append(kv_bytes)
         elif total is not None:
             requested = math.ceil(total * s.fraction)
-            available.append(requested - w - o.total)
+            # Before 0.9 the profile run charged what other processes hold too (peak = total
+            # - free); from 0.9 on the budget is the requested share less this process's own
+            # use, and other residents only meet init_device's free-memory check.
+            others = reserved_bytes(s) if s.numbers < (0, 9) else 0
+            available.append(requested - w - o.total - others)
     return available, weights, stage_overheads
 
 
@@ -266,11 +272,18 @@ def estimate(s: VllmSettled) -> EngineEstimate:
 
     total = gpu.total_bytes if gpu is not None else None
     kv_bytes = s.kv_cache_memory_bytes.value if s.kv_cache_memory_bytes is not None else None
+    if total is not None and kv_bytes is None and s.numbers < (0, 9):
+        held = reserved_note(s, "the profile run counts it as used")
+        if held is not None:
+            notes.append(held)
     if total is not None and kv_bytes is None and s.numbers >= (0, 9):
         # init_device: the free memory after the CUDA context and NCCL must cover the request.
         init = INIT_NON_TORCH_TP if s.tp * s.pp > 1 else INIT_NON_TORCH
-        free = total - init
+        free = total - init - reserved_bytes(s)
         requested = math.ceil(total * s.fraction)
+        held = reserved_note(s, "free memory at start reduced by it")
+        if held is not None:
+            notes.append(held)
         if free < requested:
             return replace(
                 base,

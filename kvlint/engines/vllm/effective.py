@@ -247,6 +247,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         hf_overrides=req.hf_overrides,
         pool_switches=_pool_switches(req),
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         hybrid_kv_cache=hybrid,
         hybrid_off_by_default=off_by_default,
         auto_max_model_len=auto,

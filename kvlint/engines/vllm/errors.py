@@ -83,8 +83,10 @@ def too_long_message(s: VllmSettled, spec: ModelSpec) -> str:
 
 def free_memory_message(s: VllmSettled, free: int, total: int, requested: int) -> str:
     """``init_device``: the memory free after the CUDA context is below the requested share."""
+    held = s.reserved_memory.value if s.reserved_memory is not None else 0
+    others = f" ({held / GiB:.2f} GiB held by other residents)" if held else ""
     return (
-        f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB) on startup "
+        f"Free memory on device ({free / GiB:.2f}/{total / GiB:.2f} GiB){others} on startup "
         "is less than desired GPU memory utilization "
         f"({s.fraction}, {requested / GiB:.2f} GiB). Decrease GPU "
         "memory utilization or reduce GPU memory used by other processes."

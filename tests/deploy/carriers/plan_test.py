@@ -71,14 +71,14 @@ def test_schema_errors_point_at_the_key_or_value() -> None:
         (
             "KV904",
             "p.yaml:2:9",
-            "`engine`: 'vlm' is not one of vllm, sglang, llamacpp, tgi, ollama, trtllm",
+            "`engine`: 'vlm' is not one of vllm, sglang, llamacpp, tgi, ollama, trtllm, mlx",
         ),
         ("KV904", "p.yaml:4:7", "`gpus`: 'two' is not of type 'integer'"),
         (
             "KV904",
             "p.yaml:5:1",
             "unknown key `extra` (known: claims, engine, engine_version, gpu, gpus, kvlint, "
-            "model, name, settings, workload)",
+            "model, name, reserved_memory, settings, workload)",
         ),
         ("KV904", "p.yaml:7:16", "`claims.concurrency`: 'lots' is not of type 'integer'"),
         (

@@ -176,4 +176,4 @@ def test_apple_unified_memory_uses_the_metal_working_set() -> None:
     mac = lookup_gpu("M3 Ultra 96GB")
     est = estimate(deployment("llamacpp", max_model_len=32768, max_num_seqs=1), LLAMA_31_8B, mac)
     assert est.available_kv_bytes == 72 * GiB - est.weights_bytes  # type: ignore[operator]
-    assert "Metal working set: 3/4 of 96 GiB unified" in est.notes
+    assert "Metal working set: 72.00 of 96 GiB unified" in est.notes
