@@ -136,3 +136,17 @@ def test_known_names_for_the_finding() -> None:
 def test_normalise() -> None:
     assert normalise_gpu_name("NVIDIA-H100-80GB-HBM3") == "h100-80gb-hbm3"
     assert normalise_gpu_name("  nvidia tesla T4 ") == "t4"
+
+
+def test_apple_chips_in_the_configurations_they_shipped_in() -> None:
+    studio = lookup_gpu("M3-Ultra-96GB")
+    assert studio is not None and studio.key == "M3-Ultra-96GB" and studio.vendor == "apple"
+    assert studio.wired_limit_bytes == 72 * GiB  # 3/4: no log of a 96 GB Mac's working set
+    assert lookup_gpu("M3 Ultra 128GB") is None  # the M3 Ultra came in 96, 256 and 512 GB
+    assert lookup_gpu("M2-Ultra-192GB") is not None and lookup_gpu("M1-Max-96GB") is None
+    measured = lookup_gpu("M3-Max-64GB")
+    assert measured is not None and measured.wired_limit_bytes == 55_662_790_000
+    assert measured.device_bytes == measured.wired_limit_bytes
+    h100 = lookup_gpu("H100-80GB")
+    assert h100 is not None and h100.wired_limit_bytes is None
+    assert h100.device_bytes == h100.total_bytes
