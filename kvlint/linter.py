@@ -513,9 +513,9 @@ def with_configured_facts(
     workload: Workload | None = None,
     reserved_memory: int | None = None,
 ) -> Deployment:
-    """Fill the GPU, engine version and reserved memory a file leaves out from the config or command line
-    (``check`` and ``size`` alike, so they size the same deployment), and the workload the
-    config states for the file when a plan states none."""
+    """Fill the GPU, engine version and reserved memory a file leaves out from the config or
+    command line (``check`` and ``size`` alike, so they size the same deployment), and the
+    workload the config states for the file when a plan states none."""
     changes: dict[str, Any] = {}
     if dep.workload is None and workload is not None:
         changes["workload"] = workload

@@ -262,7 +262,7 @@ def _run_deployment_file(args: argparse.Namespace, path: pathlib.Path) -> int:
     failed = any(problem.severity is Severity.ERROR for problem in loaded.problems)
     reports: list[dict[str, Any]] = []
     for dep in loaded.deployments:
-        dep = with_configured_facts(dep, gpu, versions, reserved)
+        dep = with_configured_facts(dep, gpu, versions, reserved_memory=reserved)
         report, error = _deployment_report(args, dep, path.parent)
         if error is not None:
             failed = True
