@@ -38,7 +38,7 @@ def test_the_server_is_found_and_its_cap_read(
     out = check(tmp_path, COMPOSE.format(command=command), capsys, "compose.yaml")
     # 64 sessions of the model's 262,144 tokens (20.78 GiB each) in an M3 Ultra's 72 GiB
     # working set beside 30.37 GiB of weights: one fits, and the server does not check.
-    assert "KV301 [warning] [~] `decode_concurrency` 64 needs 1.43 TB of KV cache" in out, out
+    assert "KV301 [warning] [~] `decode_concurrency` 64 needs 1.3 TiB of KV cache" in out, out
     assert "enough for 1" in out
 
 
