@@ -106,3 +106,13 @@ def test_a_bad_size_is_one_error(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code = main(["check", str(path), "--offline", "--reserved-memory", "lots"])
     assert code == 2
     assert "--reserved-memory: expected a size such as '320 KiB'" in capsys.readouterr().err
+
+
+def test_trtllm_takes_its_fraction_of_what_is_left() -> None:
+    fields = {"max_model_len": 8192}
+    plain = estimate(deployment("trtllm", **fields), SPEC, H100)
+    held = estimate(deployment("trtllm", reserved_memory=HELD, **fields), SPEC, H100)
+    assert plain.available_kv_bytes is not None and held.available_kv_bytes is not None
+    # free_gpu_memory_fraction 0.9 of the free memory, which the residents lessen.
+    assert abs(plain.available_kv_bytes - held.available_kv_bytes - 0.9 * HELD) <= 1
+    assert any("reserved_memory 16.00 GiB held by other residents" in n for n in held.notes)

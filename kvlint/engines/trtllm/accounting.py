@@ -34,6 +34,8 @@ from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
+from kvlint.engines.common import reserved_bytes
+from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.trtllm import defaults as D
 from kvlint.engines.trtllm.effective import TrtllmSettled
@@ -147,6 +149,12 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         held += activation_bytes(spec, tokens, tp)
         if s.backend == "tensorrt":
             held += decoder_bytes(spec, batch, s.beam_width)
+        # The pool is a share of cudaMemGetInfo's free memory: other residents come off it.
+        held += reserved_bytes(s)
+        note = reserved_note(s, "taken off the free memory")
+        if note is not None:
+            notes.append(note)
+            base = replace(base, notes=tuple(notes))
         if weights > total - held:
             return replace(
                 base,

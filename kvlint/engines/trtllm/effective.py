@@ -143,6 +143,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
         quantization=req.quantization,
         dtype=req.dtype,
         cache_note=cache_note,
+        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         backend=backend,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
