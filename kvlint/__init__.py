@@ -12,6 +12,16 @@ DISTRIBUTION = "kvcache-lint"
 REPOSITORY = "https://github.com/kvcache-lint/kvlint"
 
 
+def _install_record_code() -> None:
+    # Before any record is defined: kvlint's records get their methods precompiled.
+    from kvlint.record_code import install
+
+    install()
+
+
+_install_record_code()
+
+
 def rule_anchor(code: str, name: str) -> str:
     """The heading anchor of a rule in ``docs/rules.md``: ``kv301-max-num-seqs-over-kv-budget``."""
     return f"{code.lower()}-{name}"

@@ -1,0 +1,89 @@
+"""kvlint's records get the methods dataclasses would compile for them, compiled ahead of
+time (kvlint/record_code.py): the generated file is what the generator writes today, every
+record's methods come from it, and they behave as exec's."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from kvlint import _record_code
+from kvlint.deployment import Sourced
+from kvlint.finding import Span
+from testing.shared import REPO
+
+same_release = pytest.mark.skipif(
+    sys.version_info[:2] != tuple(_record_code.PYTHON),
+    reason=f"kvlint/_record_code.py was generated on Python {_record_code.PYTHON}",
+)
+
+
+@same_release
+def test_the_generated_file_is_up_to_date() -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/gen_record_code.py", "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@same_release
+def test_every_record_of_a_check_is_defined_without_exec() -> None:
+    # A fresh interpreter: each dataclass kvlint defines on the way through a check.
+    probe = """
+import dataclasses, sys
+made = []
+original = dataclasses._process_class
+def spy(cls, *args, **kwargs):
+    made.append(cls)
+    return original(cls, *args, **kwargs)
+dataclasses._process_class = spy
+from kvlint.main import main
+main(["check", "--format", "concise", "--offline", "examples/deploy.yaml"])
+for cls in made:
+    for name in ("__init__", "__repr__", "__eq__"):
+        method = cls.__dict__.get(name)
+        method = getattr(method, "__wrapped__", method)  # __repr__ guards recursion
+        code = getattr(method, "__code__", None)
+        if code is not None and not code.co_filename.endswith("_record_code.py"):
+            print("compiled at start-up:", cls.__module__, cls.__qualname__, name)
+print("records", len(made))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    lines = done.stdout.splitlines()
+    assert lines and lines[-1].startswith("records"), done.stdout + done.stderr
+    assert int(lines[-1].split()[1]) >= 30
+    assert [line for line in lines if line.startswith("compiled")] == []
+
+
+def test_a_precompiled_record_behaves_as_a_dataclass() -> None:
+    span = Span("a.yaml", 3, 5)
+    value = Sourced(64, span)
+    assert value == Sourced(64, Span("a.yaml", 3, 5))
+    assert hash(value) == hash(Sourced(64, Span("a.yaml", 3, 5)))
+    assert value != Sourced(65, span)
+    assert repr(value).startswith("Sourced(value=64, span=")
+    assert dataclasses.replace(value, value=8).value == 8
+    assert [f.name for f in dataclasses.fields(Sourced)][:2] == ["value", "span"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.value = 1  # type: ignore[misc]
+
+
+def test_a_dataclass_kvlint_does_not_know_is_compiled_as_before() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Other:
+        count: int = 0
+        names: list[str] = dataclasses.field(default_factory=list)
+
+    first = Other(2)
+    assert first == Other(2) and first.names == [] and Other().count == 0
+    assert Other.__init__.__code__.co_filename == "<string>"
