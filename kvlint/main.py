@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -92,7 +93,16 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     return parser
 
 
+# The collector's first threshold for the command line. Start-up creates tens of thousands of
+# objects that live as long as the process (modules, classes, tables, the catalog): at the
+# default (700 allocations) the collector ran 44 times in a one-file check and found nothing
+# to free, 6 ms of the run (issue 20). Cycles are still collected, this many allocations apart.
+GC_THRESHOLD = 50_000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if gc.get_threshold()[0] < GC_THRESHOLD:
+        gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     from kvlint.errors import ClosedPipe
     from kvlint.errors import KvlintError
 

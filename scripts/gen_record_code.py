@@ -34,8 +34,29 @@ PYTHON = ({major}, {minor})
 '''
 
 
-def record() -> list[str]:
-    """Import every module of the packages; the texts dataclasses built for their classes."""
+def _caller_module(skip: tuple[str, ...]) -> str:
+    """The module of the first frame up the stack outside ``skip`` (and this script)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "") in skip:
+        frame = frame.f_back  # type: ignore[assignment]
+    return str(frame.f_globals.get("__name__", "")) if frame is not None else ""
+
+
+def record() -> tuple[list[str], list[str]]:
+    """Import every module of the packages; the texts dataclasses built for their classes and
+    the ``__new__`` lambdas namedtuple evaluated for them."""
+    lambdas: list[str] = []
+    builtin_eval = eval
+
+    def namedtuple_eval(source: Any, *args: Any) -> Any:
+        module = _caller_module(("collections", "typing", __name__))
+        if isinstance(source, str) and module.split(".")[0] in PACKAGES:
+            lambdas.append(source)
+        return builtin_eval(source, *args)
+
+    import collections
+
+    collections.eval = namedtuple_eval  # type: ignore[attr-defined]
     texts: list[str] = []
     original = dataclasses._create_fn  # type: ignore[attr-defined]
 
@@ -68,10 +89,10 @@ def record() -> list[str]:
         for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
             if info.name != "kvlint._record_code" and not info.name.endswith("__main__"):
                 importlib.import_module(info.name)
-    return texts
+    return texts, lambdas
 
 
-def render(texts: list[str]) -> str:
+def render(texts: list[str], lambdas: list[str]) -> str:
     unique = sorted(set(texts))
     major, minor = sys.version_info[:2]
     out = [HEADER.format(major=major, minor=minor)]
@@ -79,6 +100,8 @@ def render(texts: list[str]) -> str:
         out.append("\n" + text.replace("def __create_fn__(", f"def _{index}(", 1) + "\n")
     out.append("\nFACTORIES = {\n")
     out.extend(f"    {text!r}: _{index},\n" for index, text in enumerate(unique))
+    out.append("}\n\nNAMEDTUPLES = {\n")
+    out.extend(f"    {text!r}: {text},\n" for text in sorted(set(lambdas)))
     out.append("}\n")
     return "".join(out)
 
@@ -87,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)
-    text = render(record())
+    text = render(*record())
     if args.check:
         current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
         if current != text:

@@ -65,6 +65,25 @@ print("records", len(made))
     assert [line for line in lines if line.startswith("compiled")] == []
 
 
+@same_release
+def test_named_tuples_get_their_new_precompiled() -> None:
+    from kvlint.finding import Span
+    from kvlint.linter import CodeCount
+
+    for cls in (Span, CodeCount):
+        assert cls.__new__.__code__.co_filename.endswith("_record_code.py")
+    assert Span("a.yaml", 1, 2) == ("a.yaml", 1, 2, "", None, None)  # its defaults kept
+    assert Span("a.yaml", 1, 2)._replace(line=3).line == 3
+
+
+def test_a_named_tuple_kvlint_does_not_know_is_made_as_before() -> None:
+    import collections
+
+    Pair = collections.namedtuple("Pair", ["left_side", "right_side"])
+    assert Pair(1, 2).right_side == 2
+    assert Pair.__new__.__code__.co_filename == "<string>"
+
+
 def test_a_precompiled_record_behaves_as_a_dataclass() -> None:
     span = Span("a.yaml", 3, 5)
     value = Sourced(64, span)
