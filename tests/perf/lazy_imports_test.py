@@ -238,3 +238,14 @@ def test_size_imports_rich_only_for_text_and_nothing_of_solve(tmp_path: Path, ou
     assert ("rich" in modules) is (output == "text")
     assert not {m for m in modules if m.startswith("kvlint.solve")}
     assert modules.isdisjoint({"xml", "ssl", "http", "jsonschema"})
+
+
+def test_a_vllm_deployment_imports_no_other_engine(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(KUBERNETES)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--gpu", "L4", "deploy.yaml")
+    assert code == 1
+    engines = {
+        m.split(".")[2] for m in modules if m.startswith("kvlint.engines.") and m.count(".") >= 3
+    }
+    assert "vllm" in engines
+    assert engines.isdisjoint({"sglang", "tgi", "llamacpp", "ollama"}), sorted(engines)
