@@ -6,7 +6,7 @@ ahead of time (kvlint/record_code.py says why).
 
 Every module of kvlint and of the built-in rules is imported with dataclasses' function
 builder recorded; each text it built for a class of those packages is written once, as a
-function named by its index, with the table from text to function. Run it with the Python
+function named by a hash of its text, with the table from text to function. Run it with the Python
 release the file names (the texts differ between releases).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import importlib
 import pkgutil
 import sys
@@ -92,14 +93,19 @@ def record() -> tuple[list[str], list[str]]:
     return texts, lambdas
 
 
+def _name(text: str) -> str:
+    """A function's name from its text: a record's change renames only its own functions."""
+    return "_" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
 def render(texts: list[str], lambdas: list[str]) -> str:
     unique = sorted(set(texts))
     major, minor = sys.version_info[:2]
     out = [HEADER.format(major=major, minor=minor)]
-    for index, text in enumerate(unique):
-        out.append("\n" + text.replace("def __create_fn__(", f"def _{index}(", 1) + "\n")
+    for text in unique:
+        out.append("\n" + text.replace("def __create_fn__(", f"def {_name(text)}(", 1) + "\n")
     out.append("\nFACTORIES = {\n")
-    out.extend(f"    {text!r}: _{index},\n" for index, text in enumerate(unique))
+    out.extend(f"    {text!r}: {_name(text)},\n" for text in unique)
     out.append("}\n\nNAMEDTUPLES = {\n")
     out.extend(f"    {text!r}: {text},\n" for text in sorted(set(lambdas)))
     out.append("}\n")
