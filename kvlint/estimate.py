@@ -6,6 +6,8 @@ import enum
 import math
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
+from typing import Any
 from typing import NamedTuple
 
 
@@ -48,6 +50,20 @@ _REPORTED_BY = {
 }
 
 
+STARTS, REFUSES, BORDERLINE = "starts", "refuses", "borderline"
+
+
+def verdict_of(fits_low: bool | None, fits_high: bool | None) -> str | None:
+    """The three-valued verdict from the outcome at both ends of the band."""
+    if fits_low is None or fits_high is None:
+        return None
+    if fits_low and fits_high:
+        return STARTS
+    if not fits_low and not fits_high:
+        return REFUSES
+    return BORDERLINE
+
+
 class PoolCause(NamedTuple):
     """Why the engine's pool keeps more of windowed layers than their window (KV305's cause):
     the engine's own paging, in words, and the setting a fix changes."""
@@ -81,6 +97,11 @@ class EngineEstimate:
     non_torch_bytes: int | None = None
     cudagraph_bytes: int | None = None
     available_kv_bytes: int | None = None  # per GPU
+    # The 90% band on the available memory (per GPU) and on the pool and concurrency it gives,
+    # from the cross-validated residuals of real start-up logs (kvlint/engines/vllm/band.py).
+    # None where no band applies (kv_cache_memory_bytes states the memory, or no figure).
+    available_kv_bytes_low: int | None = None
+    available_kv_bytes_high: int | None = None
     bytes_per_token: int | None = None  # per GPU, as the engine pages it (block-rounded heads)
     num_blocks: int | None = None
     # Blocks one request of max_model_len takes (every KV group's share; vLLM's
@@ -93,7 +114,18 @@ class EngineEstimate:
     # Sequences of max_model_len the scheduler admits at once, as the engine counts them
     # (vLLM: its blocks less the null block); None: the whole part of max_concurrency.
     admitted: int | None = None
+    kv_cache_tokens_low: int | None = None
+    kv_cache_tokens_high: int | None = None
+    max_concurrency_low: float | None = None
+    max_concurrency_high: float | None = None
+    band_regime: str | None = None  # the regime the band came from: "v1-0.11/dense/tp1"
     fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
+    # Three-valued, with the band: "starts", "refuses", or "borderline" (the band straddles
+    # the limit: it starts at one end and refuses at the other). None when not decidable.
+    verdict: str | None = None
+    # When the verdict is borderline: the refusal at the band's unfavourable end (what a
+    # "may refuse" finding is about), the point refusal aside.
+    band_refusal: Refusal | None = None
     needed_bytes_one_sequence: int | None = None  # per GPU, for one max_model_len request
     estimated_max_model_len: int | None = None  # what vLLM's error would suggest
     # The engine starts with a shorter max_model_len than the files ask for, because one
@@ -124,6 +156,17 @@ class EngineEstimate:
     notes: tuple[str, ...] = field(default=())  # what decided the outcome (defaults used, ...)
 
     @property
+    def borderline(self) -> bool:
+        return self.verdict == BORDERLINE
+
+    @property
+    def refusal_at_risk(self) -> Refusal | None:
+        """The refusal a finding reports: the point one, else the band's when borderline."""
+        if self.refusal is not None:
+            return self.refusal
+        return self.band_refusal if self.borderline else None
+
+    @property
     def admitted_sequences(self) -> int:
         """Sequences of ``max_model_len`` tokens the engine holds at once (0 when it would
         refuse to start): the most a concurrency cap can usefully be. The engine's own count
@@ -133,3 +176,65 @@ class EngineEstimate:
         if self.admitted is not None:
             return self.admitted
         return max(0, math.floor(self.max_concurrency + 1e-9))
+
+
+def across(
+    readings: list[tuple[str, EngineEstimate]], why: str, *, always: bool = True
+) -> EngineEstimate:
+    """One estimate for a deployment the files leave ambiguous (a GPU name that does not pin
+    the memory, no engine version): the figures of the first reading (the smallest GPU, the
+    version sized as), the band across every reading's band, and a verdict that is
+    ``starts`` or ``refuses`` only when every reading agrees; ``why`` says what was varied
+    and is kept as a note (``always``, else only when the readings disagree) and as the caveat
+    when they disagree."""
+    first = readings[0][1]
+    estimates = [e for _, e in readings]
+    verdicts = {e.verdict for e in estimates}
+    verdict = first.verdict
+    if None not in verdicts and len(verdicts) > 1:
+        verdict = BORDERLINE
+    elif verdicts == {STARTS} or verdicts == {REFUSES}:
+        verdict = verdicts.pop()
+
+    def low(name: str) -> Any:
+        values = [v for e in estimates if (v := _end(e, name, "low")) is not None]
+        return min(values) if values else None
+
+    def high(name: str) -> Any:
+        values = [v for e in estimates if (v := _end(e, name, "high")) is not None]
+        return max(values) if values else None
+
+    told = ", ".join(f"{label}: {_said(e)}" for label, e in readings)
+    note = f"{why}; {told}"
+    caveat = first.caveat
+    disagree = len(verdicts) > 1
+    if disagree and caveat is None:
+        caveat = note
+    at_risk = next((e.refusal_at_risk for e in estimates if e.refusal_at_risk is not None), None)
+    return replace(
+        first,
+        available_kv_bytes_low=low("available_kv_bytes"),
+        available_kv_bytes_high=high("available_kv_bytes"),
+        kv_cache_tokens_low=low("kv_cache_tokens"),
+        kv_cache_tokens_high=high("kv_cache_tokens"),
+        max_concurrency_low=low("max_concurrency"),
+        max_concurrency_high=high("max_concurrency"),
+        verdict=verdict,
+        band_refusal=first.band_refusal or (at_risk if verdict == BORDERLINE else None),
+        caveat=caveat,
+        notes=(*first.notes, note) if always or disagree else first.notes,
+    )
+
+
+def _end(e: EngineEstimate, name: str, end: str) -> Any:
+    """A figure's band end, else the figure itself (a reading without a band)."""
+    value = getattr(e, f"{name}_{end}")
+    return value if value is not None else getattr(e, name)
+
+
+def _said(e: EngineEstimate) -> str:
+    if e.verdict is None:
+        return "not sized"
+    if e.available_kv_bytes is None:
+        return e.verdict
+    return f"{e.verdict}, {e.available_kv_bytes / 2**30:.2f} GiB of KV memory per GPU"

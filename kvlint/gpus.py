@@ -138,6 +138,24 @@ _CATALOG: tuple[GpuSpec, ...] = (
         source="torch total_memory=97285MB for 'NVIDIA H20' (gpus.md)",
     ),
     GpuSpec(
+        "H20-141GB",
+        "NVIDIA H20 (141 GB)",
+        _mib(143156),
+        compute_capability="9.0",
+        aliases=("h20-141gb", "h20-3e", "h20-141g", "h20e"),
+        source="derived: the 141 GB HBM3e H20 (H20-3e) taken as the H200's CUDA total 143156 "
+        "MiB (the same six HBM3e stacks; gpus.md)",
+    ),
+    GpuSpec(
+        "H800-80GB",
+        "NVIDIA H800",
+        _mib(81090),
+        compute_capability="9.0",
+        aliases=("h800", "h800-80gb", "h800-sxm", "h800-sxm5", "h800-80gb-hbm3", "h800-pcie"),
+        source="derived: the H100 SXM's CUDA total 81090 MiB (the same 80 GB HBM3; the export "
+        "part differs in interconnect only; gpus.md)",
+    ),
+    GpuSpec(
         "GH200-96GB",
         "NVIDIA GH200 480GB",
         _mib(97285),
@@ -212,7 +230,7 @@ _CATALOG: tuple[GpuSpec, ...] = (
     GpuSpec(
         "A100-SXM-40GB",
         "NVIDIA A100-SXM4-40GB",
-        _mib(40339),
+        _gib(39.56),
         compute_capability="8.0",
         aliases=(
             "a100",
@@ -220,12 +238,13 @@ _CATALOG: tuple[GpuSpec, ...] = (
             "a100-sxm4-40gb",
             "a100-sxm-40gb",
             "a100-40g",
-            "tesla-a100",
             "a100-40",
             "a100-nvlink",  # CoreWeave's gpu.nvidia.com/class (the 40 GB part)
         ),
-        source="deviceQuery 40339 MBytes (42298834944 bytes), bottlerocket-os/bottlerocket#3873; "
-        "older drivers 40536 MiB (gpus.md)",
+        source="vLLM's init snapshot total_memory 39.56 GiB on an 'NVIDIA A100-SXM4-40GB' "
+        "(unslothai/notebooks Llama3.2_(1B_and_3B)-Conversational, vLLM 0.8.1) and 39.50 GiB "
+        "(vllm-project/vllm#12330); deviceQuery 40339 MBytes on an older driver "
+        "(bottlerocket-os/bottlerocket#3873, gpus.md)",
     ),
     GpuSpec(
         "A100-PCIe-40GB",
@@ -234,6 +253,22 @@ _CATALOG: tuple[GpuSpec, ...] = (
         compute_capability="8.0",
         aliases=("a100-pcie", "a100-pcie-40gb", "a100-40gb-pcie"),
         source="derived: nvidia-smi 40960/40536 MiB, as the SXM4 40GB (gpus.md)",
+    ),
+    GpuSpec(
+        "A800-80GB",
+        "NVIDIA A800-SXM4-80GB",
+        _mib(81162),
+        compute_capability="8.0",
+        aliases=("a800-80gb", "a800-sxm4-80gb", "a800-80gb-pcie", "a800-pcie-80gb", "a800-sxm4"),
+        source="derived: the A100 80GB's CUDA total (the export part of the A100: the same HBM2e)",
+    ),
+    GpuSpec(
+        "A800-40GB",
+        "NVIDIA A800 40GB Active",
+        _gib(39.56),
+        compute_capability="8.0",
+        aliases=("a800-40gb", "a800-40gb-active", "a800-pcie-40gb"),
+        source="derived: the A100 40GB's CUDA total (the export part of the A100)",
     ),
     GpuSpec(
         "A10G-24GB",
@@ -344,6 +379,57 @@ _CATALOG: tuple[GpuSpec, ...] = (
         source="torch total 32089 MiB ('total capacity of 31.34 GiB') for the RTX 5090 (gpus.md)",
     ),
     GpuSpec(
+        "RTX-4080-16GB",
+        "NVIDIA GeForce RTX 4080",
+        _mib(16376 - 300),
+        compute_capability="8.9",
+        aliases=("rtx-4080", "4080", "rtx4080", "rtx-4080-super", "rtx-4080-16gb"),
+        source="derived: not found; 16 GB card (nvidia-smi 16376 MiB) minus the ~0.3 GiB "
+        "smi/CUDA gap of the 24 GB consumer cards",
+    ),
+    GpuSpec(
+        "RTX-5070-Ti-16GB",
+        "NVIDIA GeForce RTX 5070 Ti",
+        _mib(16303 - 300),
+        compute_capability="12.0",
+        aliases=("rtx-5070-ti", "5070-ti", "rtx5070ti", "rtx-5070ti", "rtx-5080", "5080"),
+        source="derived: not found; 16 GB GDDR7 card (nvidia-smi 16303 MiB) minus the ~0.3 GiB "
+        "smi/CUDA gap",
+    ),
+    GpuSpec(
+        "RTX-3060-12GB",
+        "NVIDIA GeForce RTX 3060",
+        _mib(12288 - 300),
+        compute_capability="8.6",
+        aliases=("rtx-3060", "3060", "rtx3060", "rtx-3060-12gb"),
+        source="derived: not found; 12 GB card minus the ~0.3 GiB smi/CUDA gap",
+    ),
+    GpuSpec(
+        "RTX-3060-Laptop-6GB",
+        "NVIDIA GeForce RTX 3060 Laptop GPU",
+        _mib(6144 - 300),
+        compute_capability="8.6",
+        aliases=("rtx-3060-laptop", "rtx-3060-laptop-gpu", "rtx-3060-mobile"),
+        source="derived: not found; 6 GB laptop part minus the ~0.3 GiB smi/CUDA gap",
+    ),
+    GpuSpec(
+        "GTX-1650-SUPER-4GB",
+        "NVIDIA GeForce GTX 1650 SUPER",
+        _mib(4096 - 300),
+        compute_capability="7.5",
+        aliases=("gtx-1650-super", "gtx-1650", "1650-super", "gtx1650"),
+        source="derived: not found; 4 GB card minus the ~0.3 GiB smi/CUDA gap",
+    ),
+    GpuSpec(
+        "Quadro-RTX-6000-24GB",
+        "Quadro RTX 6000",
+        _mib(24576 - 300),
+        compute_capability="7.5",
+        aliases=("quadro-rtx-6000", "quadro-rtx6000"),
+        source="derived: not found; the Turing workstation card's 24 GB minus the ~0.3 GiB "
+        "smi/CUDA gap",
+    ),
+    GpuSpec(
         "RTX-4070-12GB",
         "NVIDIA GeForce RTX 4070",
         _mib(12282 - 300),
@@ -450,8 +536,8 @@ _CATALOG: tuple[GpuSpec, ...] = (
         "AMD Instinct MI300X",
         _gib(191.98),
         vendor="amd",
-        aliases=("mi300x", "mi300", "instinct-mi300x", "mi300x-192gb", "mi308x"),
-        source="HIP OOM 'total capacity of 191.98 GiB' on MI300X (gpus.md)",
+        aliases=("mi300x", "mi300", "instinct-mi300x", "mi300x-192gb", "mi308x", "mi308"),
+        source="HIP OOM 'total capacity of 191.98 GiB' on MI300X, the same on MI308X (gpus.md)",
     ),
     GpuSpec(
         "MI325X-256GB",
@@ -903,6 +989,39 @@ def _apple(key: str) -> GpuSpec | None:
 def apple_configurations() -> dict[str, tuple[int, ...]]:
     """Each Apple chip kvlint knows and the memory sizes (GB) it ships in."""
     return dict(_APPLE_CONFIGS_GB)
+
+
+# Names that do not pin the memory: every card they can mean, smallest first. Keyed by the name
+# with only the vendor word dropped, so a GKE label that does pin it (`nvidia-tesla-a100`, the
+# 40 GB part of a2-highgpu) is not taken for the bare `A100`.
+_AMBIGUOUS: dict[str, tuple[str, ...]] = {
+    "a100": ("A100-SXM-40GB", "A100-SXM-80GB"),
+    "a100-sxm": ("A100-SXM-40GB", "A100-SXM-80GB"),
+    "a100-pcie": ("A100-PCIe-40GB", "A100-PCIe-80GB"),
+    "a800": ("A800-40GB", "A800-80GB"),
+    "h20": ("H20-96GB", "H20-141GB"),
+    "v100": ("V100-16GB", "V100-32GB"),
+    "v100-sxm2": ("V100-16GB", "V100-32GB"),
+    "rtx-6000": ("Quadro-RTX-6000-24GB", "RTX-6000-Ada-48GB", "RTX-PRO-6000-96GB"),
+}
+
+
+def _bare_name(name: str) -> str:
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    while words and words[0] in ("nvidia", "geforce", "gpu"):
+        words = words[1:]
+    return "-".join(words)
+
+
+def gpu_variants(name: str) -> tuple[GpuSpec, ...]:
+    """Every card ``name`` can mean, smallest first: one for a name that pins the memory (or
+    none for an unknown name), several for ``A100`` (40 or 80 GB), ``H20`` (96 or 141 GB),
+    ``A800``, ``V100``, ``RTX 6000`` (Quadro, Ada or PRO)."""
+    keys = _AMBIGUOUS.get(_bare_name(name))
+    if keys is not None:
+        return tuple(_BY_KEY[key] for key in keys)
+    gpu = lookup_gpu(name)
+    return (gpu,) if gpu is not None else ()
 
 
 def instance_gpu_count(name: str) -> int | None:

@@ -113,6 +113,10 @@ class EngineFacts(NamedTuple):
     # engines a GPU can run (vLLM, SGLang and TGI have no Metal backend; MLX's CUDA backend
     # is not modelled).
     vendors: tuple[str, ...] = ("nvidia", "amd")
+    # With no version named, the releases (one per line whose memory accounting differs,
+    # besides the newest) a deployment is also sized at, so a verdict that hangs on the
+    # release says so.
+    version_lines: tuple[str, ...] = ()
 
     def accepted_cache_dtypes(self, release: tuple[int, ...] | None) -> tuple[str, ...]:
         """The cache dtypes ``release`` starts with (the newest release's when None)."""

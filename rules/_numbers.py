@@ -179,3 +179,17 @@ def pool_text(sizing: Sizing, pool: int | None = None, tokens: int | None = None
     if tokens:
         details.append(f"{count(tokens)} tokens")
     return f"{gib(pool)} ({', '.join(details)})" if details else gib(pool)
+
+
+def band(engine: Any) -> str | None:
+    """``38.00-43.50 GiB``: the 90% band on the available KV memory per GPU, as vLLM prints
+    memory (two decimals), or None without a band (or with one wholly at zero)."""
+    low, high = engine.available_kv_bytes_low, engine.available_kv_bytes_high
+    if low is None or high is None or high <= 0:
+        return None  # no band, or none of it leaves memory for the cache: nothing to quote
+    return f"{low / 1024**3:.2f}-{high / 1024**3:.2f} GiB"
+
+
+def may_refuse(sizing: Sizing) -> str:
+    """``vLLM may refuse to start``: a borderline verdict, as a finding says it."""
+    return f"{engine_name(sizing)} may refuse to start"

@@ -21,7 +21,9 @@ class MaxModelLenExceedsKvPool(Rule):
     """## What it does
     Checks that one request of `max_model_len` tokens fits in the KV-cache memory. The memory
     is what the engine has left after weights and activations; the finding gives the largest
-    `max_model_len` that fits.
+    `max_model_len` that fits. The memory is a prediction with a 90% band (from real start-up
+    logs): outside the band the finding is an error, inside it a warning that the engine may
+    refuse, with both numbers.
 
     ## Why is this bad?
     vLLM checks this at start-up and refuses to run: "To serve at least one request with the
@@ -75,8 +77,12 @@ class MaxModelLenExceedsKvPool(Rule):
         if engine is not None and engine.shortened_max_model_len is not None:
             yield from self._shortened(dep, sizing, engine.shortened_max_model_len)
             return
-        if engine is None or engine.refusal not in (Refusal.ONE_REQUEST, Refusal.CACHE_ALLOCATION):
+        if engine is None:
             return
+        at_risk = engine.refusal_at_risk
+        if at_risk not in (Refusal.ONE_REQUEST, Refusal.CACHE_ALLOCATION):
+            return
+        borderline = engine.borderline
         settled = n.settled(sizing)
         available, needed = engine.available_kv_bytes, engine.needed_bytes_one_sequence
         if available is None or needed is None or available <= 0:
@@ -86,10 +92,11 @@ class MaxModelLenExceedsKvPool(Rule):
         every_slot = engine.refusal is Refusal.CACHE_ALLOCATION and needed <= available
         cache = (engine.kv_buffer_bytes or needed) if every_slot else needed
         length = engine.max_model_len
+        # the figure the fix lowers: the whole context over every slot, else one request's
+        total = engine.kv_cache_tokens if every_slot and engine.kv_cache_tokens else length
         largest = engine.estimated_max_model_len
         if largest is None:
             block = settled.facts.length_granularity or engine.block_size or 16
-            total = engine.kv_cache_tokens if every_slot and engine.kv_cache_tokens else length
             largest = available * total // cache // block * block if cache else 0
         written = settled.max_model_len
         target: Sourced[Any] | None = written if n.explicit(written) else None
@@ -99,14 +106,28 @@ class MaxModelLenExceedsKvPool(Rule):
             target, field = claim, "`context`"
         refusal = settled.facts.one_request_refusal
         severity: Severity | None = None
+        band = n.band(engine)
         if engine.caveat is not None:
-            # A default decided it (no file names the version): say so, at warning.
+            # A default decided it (no file names the version, a GPU name that does not pin
+            # the memory): say so, at warning.
             refusal, severity = engine.caveat, Severity.WARNING
-        estimate = (
-            f"; the largest {field} that fits is {largest}"
-            if largest > 0
-            else "; not even one block fits"
-        )
+        elif borderline:
+            # The band straddles the limit: an error only outside it.
+            refusal, severity = n.may_refuse(sizing), Severity.WARNING
+        fits_where = "fits"
+        if borderline and engine.available_kv_bytes_low:
+            # the largest length that fits at the band's low end, when any does
+            block = settled.facts.length_granularity or engine.block_size or 16
+            low_end = engine.available_kv_bytes_low * length // needed // block * block
+            if low_end > 0:
+                largest, fits_where = low_end, "fits across the band"
+        if largest >= total:
+            largest = 0  # the point prediction fits: no shorter length to offer
+            estimate = ""
+        elif largest > 0:
+            estimate = f"; the largest {field} that {fits_where} is {largest}"
+        else:
+            estimate = "; not even one block fits"
         unset = "" if n.explicit(target) else " (not set: the model's full context)"
         if every_slot:
             total = engine.kv_cache_tokens or length
@@ -114,6 +135,12 @@ class MaxModelLenExceedsKvPool(Rule):
                 f"{field} {total}{unset} holds {round(total / length)} slots of {length} tokens "
                 f"and needs {n.gib2(cache)} of KV cache, more than the {n.gib2(available)} left "
                 f"beside the weights: {refusal}{estimate}"
+            )
+        elif borderline and band is not None:
+            message = (
+                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request; "
+                f"{n.gib2(available)} is predicted available per GPU, 90% band {band}: "
+                f"{refusal}{estimate}"
             )
         else:
             message = (
@@ -136,6 +163,8 @@ class MaxModelLenExceedsKvPool(Rule):
                 ("largest max_model_len that fits", str(largest)),
                 ("memory fraction", f"{engine.memory_fraction}" if engine.memory_fraction else "?"),
             )
+            if band is not None:
+                numbers += (("available KV memory, 90% band", band),)
         span = target.span if target is not None else (dep.model or dep.engine).span
         fix = None
         if largest > 0:

@@ -21,7 +21,8 @@ class WeightsExceedGpuMemory(Rule):
     Checks that the weights per GPU fit in the engine's memory fraction. The weights each GPU
     holds, plus the engine's activation peak, must fit in the memory the engine may use
     (`gpu_memory_utilization`, `mem_fraction_static`, `cuda_memory_fraction`), with room left
-    for the KV cache.
+    for the KV cache. Outside the 90% band of the prediction the finding is an error; inside it
+    (the weights and overheads about fill the budget) a warning that the engine may refuse.
 
     ## Why is this bad?
     The weights are loaded before anything else: if they do not fit, the engine dies with
@@ -76,11 +77,15 @@ class WeightsExceedGpuMemory(Rule):
         if settled.facts.offloads_layers:
             yield from self._offloaded(sizing)
             return
-        if engine.refusal is Refusal.FREE_MEMORY:
+        at_risk = engine.refusal_at_risk
+        if at_risk is Refusal.FREE_MEMORY:
             yield from self._free_memory(sizing)
             return
-        if engine.refusal not in (Refusal.WEIGHTS, Refusal.NO_CACHE_MEMORY):
+        if at_risk not in (Refusal.WEIGHTS, Refusal.NO_CACHE_MEMORY):
             return
+        # Inside the band (it straddles the limit) the finding is a warning that says so.
+        severity = Severity.WARNING if engine.borderline else None
+        band = n.band(engine)
         weights, total = engine.weights_bytes, engine.gpu_total_bytes or gpu.total_bytes
         fraction, available = engine.memory_fraction, engine.available_kv_bytes
         if weights is None or fraction is None:
@@ -100,7 +105,15 @@ class WeightsExceedGpuMemory(Rule):
             else f"{n.name(sizing, 'memory_fraction')} {fraction:g} of the {gpu.display} "
             f"({n.gib(budget)})"
         )
-        if alone:
+        if engine.borderline:
+            doubt = engine.caveat or n.may_refuse(sizing)
+            left = f"{n.gib2(available or 0)} predicted" if available is not None else "?"
+            message = (
+                f"the weights take {where} and activations and runtime about {n.gib(other)} "
+                f"more, close to {limit}: the KV memory left is {left}, 90% band {band}: "
+                f"{doubt}"
+            )
+        elif alone:
             message = f"the weights need {where}, more than {limit}: loading runs out of memory"
         else:
             message = (
@@ -113,13 +126,15 @@ class WeightsExceedGpuMemory(Rule):
                     'cache blocks")'
                 )
             )
-        numbers = (
+        numbers: tuple[tuple[str, str], ...] = (
             ("weights per GPU", n.gib(weights)),
             ("activations and overheads", n.gib(other)),
             ("GPU memory", n.gib(total)),
             ("memory fraction", f"{fraction:g}"),
             ("budget", n.gib(budget)),
         )
+        if band is not None:
+            numbers += (("available KV memory, 90% band", band),)
         # The smallest tensor parallelism the model allows that leaves a tenth of the budget.
         total_weights = weights * tp
         wanted = next(
@@ -146,7 +161,7 @@ class WeightsExceedGpuMemory(Rule):
             span = fraction_set.span
         else:
             span = (dep.model or dep.engine).span
-        yield Problem(span, message, fix, numbers)
+        yield Problem(span, message, fix, numbers, severity)
 
     def _free_memory(self, sizing: Sizing) -> Iterator[Problem]:
         """vLLM's start: the memory free after the CUDA context is below the fraction asked."""
@@ -156,17 +171,30 @@ class WeightsExceedGpuMemory(Rule):
         if fraction is None:
             return
         label = n.name(sizing, "memory_fraction")
-        message = (
-            f"{label} {fraction.value:g} asks for {n.gib2(gpu.total_bytes * fraction.value)} of "
-            f"the {gpu.display}, more than is free once the CUDA context is up: "
-            f'{settled.facts.display} refuses to start ("{engine.error}")'
-        )
+        severity = None
+        if engine.borderline:
+            # the CUDA context's size decides it: a warning
+            severity = Severity.WARNING
+            message = (
+                f"{label} {fraction.value:g} asks for "
+                f"{n.gib2(gpu.total_bytes * fraction.value)} of the {gpu.display}, about what "
+                f"is free once the CUDA context is up (0.45-0.60 GiB of it go to the CUDA "
+                f"context on one GPU, 1.43-2.05 GiB with NCCL): "
+                f"{engine.caveat or n.may_refuse(sizing)}"
+            )
+        else:
+            message = (
+                f"{label} {fraction.value:g} asks for "
+                f"{n.gib2(gpu.total_bytes * fraction.value)} of the {gpu.display}, more than is "
+                f"free once the CUDA context is up: "
+                f'{settled.facts.display} refuses to start ("{engine.error}")'
+            )
         numbers = (
             ("memory fraction", f"{fraction.value:g}"),
             ("GPU memory", n.gib2(gpu.total_bytes)),
         )
         title = f"Lower {label} below the share of the GPU free at start"
-        yield Problem(fraction.span, message, n.fix(title), numbers)
+        yield Problem(fraction.span, message, n.fix(title), numbers, severity)
 
     def _offloaded(self, sizing: Sizing) -> Iterator[Problem]:
         """llama.cpp: every layer put on the GPU (`-ngl` at least the layer count) must fit."""

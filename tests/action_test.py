@@ -331,8 +331,10 @@ def test_run_step_writes_annotations_sarif_summary_and_outputs(
         rf"admits {engine['max_concurrency']:.2f}\.",
         chart.group(2),
     ), chart.group(2)
+    low, high = (engine[f"available_kv_bytes_{end}"] for end in ("low", "high"))
     # one GPU holds the model
-    assert f"KV pool {format_bytes(engine['available_kv_bytes'])}." in summary
+    pool = format_bytes(engine["available_kv_bytes"])
+    assert f"KV pool {pool}, 90% band {format_bytes(low)}-{format_bytes(high)}." in summary
 
 
 def test_globs_in_paths_are_expanded(project: Path, tmp_path: Path) -> None:

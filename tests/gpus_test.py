@@ -150,3 +150,37 @@ def test_apple_chips_in_the_configurations_they_shipped_in() -> None:
     h100 = lookup_gpu("H100-80GB")
     assert h100 is not None and h100.wired_limit_bytes is None
     assert h100.device_bytes == h100.total_bytes
+
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [
+        ("NVIDIA A100", ("A100-SXM-40GB", "A100-SXM-80GB")),
+        ("A100", ("A100-SXM-40GB", "A100-SXM-80GB")),
+        ("NVIDIA H20", ("H20-96GB", "H20-141GB")),
+        ("A800", ("A800-40GB", "A800-80GB")),
+        ("V100", ("V100-16GB", "V100-32GB")),
+        ("RTX 6000", ("Quadro-RTX-6000-24GB", "RTX-6000-Ada-48GB", "RTX-PRO-6000-96GB")),
+        # names that pin the memory: one card
+        ("NVIDIA A100-SXM4-80GB", ("A100-SXM-80GB",)),
+        ("nvidia-tesla-a100", ("A100-SXM-40GB",)),  # GKE's label for the 40 GB part
+        ("H20-141GB", ("H20-141GB",)),
+        ("NVIDIA H800", ("H800-80GB",)),
+        ("AMD Instinct MI308", ("MI300X-192GB",)),
+        ("NVIDIA GeForce RTX 4080", ("RTX-4080-16GB",)),
+        ("NVIDIA GeForce RTX 5070 Ti", ("RTX-5070-Ti-16GB",)),
+        ("NVIDIA GeForce GTX 1650 SUPER", ("GTX-1650-SUPER-4GB",)),
+        ("L40", ("L40-48GB",)),
+        ("L40S", ("L40S-48GB",)),
+        ("H1000", ()),
+    ],
+)
+def test_a_name_that_does_not_pin_the_memory_has_every_variant(
+    name: str, keys: tuple[str, ...]
+) -> None:
+    from kvlint.gpus import gpu_variants
+
+    variants = gpu_variants(name)
+    assert tuple(g.key for g in variants) == keys
+    totals = [g.total_bytes for g in variants]
+    assert totals == sorted(totals)  # smallest first: the figures a finding leads with

@@ -41,7 +41,13 @@ def deployments(tmp_path: Path) -> list[Deployment]:
     path.write_text(MANIFEST)
     deps = load_path(path).deployments
     assert len(deps) == 3
-    return [dataclasses.replace(d, gpu=Sourced("H100-80GB", d.span)) for d in deps]
+    # A named release: one reading each (a file naming none is sized on every line).
+    return [
+        dataclasses.replace(
+            d, gpu=Sourced("H100-80GB", d.span), engine_version=Sourced("0.11.0", d.span)
+        )
+        for d in deps
+    ]
 
 
 def test_a_repeated_deployment_is_accounted_once_with_its_own_spans(tmp_path: Path) -> None:

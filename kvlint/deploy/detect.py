@@ -236,7 +236,13 @@ def server_image_engine(image: str) -> str | None:
 
 # The engines' own images: only their tags state the engine's version.
 _OFFICIAL_IMAGES = {
-    "vllm": re.compile(r"(^|/)vllm/vllm-(openai|tpu)|(^|/)rocm/vllm", re.IGNORECASE),
+    # vLLM's own, AMD's ROCm builds, AIBrix's (vllm-openai:v0.6.2-distributed), Red Hat's UBI
+    # builds (vllm-openai-ubi9:0.4.2) and NVIDIA's NGC container (its own YY.MM tags, mapped).
+    "vllm": re.compile(
+        r"(^|/)vllm/vllm-(openai|tpu)|(^|/)rocm/vllm|(^|/)aibrix/vllm-openai|vllm-openai-ubi9"
+        r"|nvcr\.io/nvidia/vllm",
+        re.IGNORECASE,
+    ),
     "sglang": re.compile(r"(^|/)lmsysorg/sglang", re.IGNORECASE),
     "llamacpp": re.compile(r"(^|/)(ggml-org|ggerganov)/llama\.cpp", re.IGNORECASE),
     "tgi": re.compile(r"huggingface/text-generation-inference", re.IGNORECASE),
@@ -247,6 +253,45 @@ _OFFICIAL_IMAGES = {
 _SEMVER_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
 _LLAMA_BUILD_RE = re.compile(r"(?:^|-)(b\d{3,6})(?:$|-)")
 _TGI_DLC_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
+
+
+# NVIDIA's NGC vLLM container (nvcr.io/nvidia/vllm:YY.MM-py3): the vLLM release each ships,
+# from the container release notes (docs.nvidia.com/deeplearning/frameworks/vllm-release-notes,
+# rel-25-10 ... rel-26-10) and, for 26.01, the version its own log prints
+# ("0.13.0+faa43dbf.nv26.01"; the notes say 0.11.1, the same accounting line). A month between
+# two known ones takes the earlier release when both are of one accounting line, else none.
+NGC_VLLM = {
+    (25, 10): "0.10.2",
+    (26, 1): "0.13.0",
+    (26, 3): "0.17.1",
+    (26, 5): "0.20.1",
+    (26, 10): "0.31.0",
+}
+_NGC_TAG_RE = re.compile(r"^(\d{2})\.(\d{2})(?:$|[-.])")
+_ROCM_TAG_RE = re.compile(r"(?:^|_)vllm[_-]v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+# The releases where vLLM's memory accounting changes (kvlint/engines/vllm/memory.py LINES).
+_VLLM_LINES = ((0, 8), (0, 11), (0, 21))
+
+
+def _vllm_line(version: str) -> int:
+    numbers = tuple(int(part) for part in version.split(".")[:2])
+    return sum(1 for since in _VLLM_LINES if numbers >= since)
+
+
+def ngc_vllm_version(tag: str) -> str | None:
+    """The vLLM release of an NGC container tag (``25.10-py3`` -> 0.10.2), or None."""
+    match = _NGC_TAG_RE.match(tag)
+    if match is None:
+        return None
+    month = (int(match.group(1)), int(match.group(2)))
+    if month in NGC_VLLM:
+        return NGC_VLLM[month]
+    earlier = [m for m in NGC_VLLM if m < month]
+    later = [m for m in NGC_VLLM if m > month]
+    if not earlier or not later:
+        return None
+    before, after = NGC_VLLM[max(earlier)], NGC_VLLM[min(later)]
+    return before if _vllm_line(before) == _vllm_line(after) else None
 
 
 def version_from_image(image: str, engine: str) -> str | None:
@@ -265,5 +310,11 @@ def version_from_image(image: str, engine: str) -> str | None:
     if engine == "llamacpp":
         build = _LLAMA_BUILD_RE.search(tag)
         return build.group(1) if build else None
+    if engine == "vllm" and "nvcr.io/nvidia/vllm" in name.lower():
+        return ngc_vllm_version(tag)
+    if engine == "vllm":
+        rocm = _ROCM_TAG_RE.search(tag)  # rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521
+        if rocm:
+            return rocm.group(1)
     match = _SEMVER_RE.match(tag)
     return match.group(1) if match else None

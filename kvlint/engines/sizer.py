@@ -4,17 +4,21 @@ engine's accounting, in that order (what the linter and ``kvlint size`` call).""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import kv_size
 from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import HOMES
 from kvlint.engines import account as engine_account
 from kvlint.engines import canonical
 from kvlint.engines import home
 from kvlint.engines import settle
 from kvlint.estimate import EngineEstimate
+from kvlint.estimate import across
 from kvlint.gpus import GpuSpec
+from kvlint.gpus import gpu_variants
 from kvlint.gpus import lookup_gpu
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import EngineFacts
@@ -22,6 +26,7 @@ from kvlint.settled import Settled
 from kvlint.sizing import Sizing
 from kvlint.sizing import runtime_fact
 from kvlint.sizing import runtime_values
+from kvlint.units import GiB
 
 # Deployment fields whose run-time value leaves even first principles unknown.
 _CACHE_DTYPE_FIELDS = frozenset({"kv_cache_dtype", "kv_cache_dtype_v", "dtype"})
@@ -40,10 +45,12 @@ def size(
     facts = engine_facts(str(dep.engine.value))
     missing: list[str] = []
     gpu: GpuSpec | None = None
+    variants: tuple[GpuSpec, ...] = ()
     if dep.gpu is None:
         missing.append("GPU type")
     else:
-        gpu = lookup_gpu(dep.gpu.value)
+        variants = gpu_variants(dep.gpu.value)
+        gpu = variants[0] if variants else lookup_gpu(dep.gpu.value)
         if gpu is None:
             missing.append(f"GPU memory (unknown GPU {dep.gpu.value!r})")
         elif gpu.out_of_scope:
@@ -66,10 +73,54 @@ def size(
     if settled is None:
         return Sizing(effective, kv, gpu, None, tuple(missing), None, facts)
     engine = account(settled)
+    if len(variants) > 1:
+        engine = _across_gpus(dep, spec, variants, engine, account)
+    elif settled.version_assumed and facts is not None and facts.version_lines:
+        engine = _across_versions(dep, spec, gpu, facts, engine, account)
     for fact in engine.missing:
         if fact not in missing and not (fact == "GPU type" and gpu is None):
             missing.append(fact)
     return Sizing(effective, kv, gpu, engine, tuple(missing), settled, facts)
+
+
+def _across_gpus(
+    dep: Deployment,
+    spec: ModelSpec,
+    variants: tuple[GpuSpec, ...],
+    first: EngineEstimate,
+    account: Callable[[Settled], EngineEstimate],
+) -> EngineEstimate:
+    """A GPU name that does not pin the memory (``A100``): sized at every card it can mean."""
+    readings = [(variants[0].key, first)]
+    for gpu in variants[1:]:
+        settled = settle(dep, spec, gpu)
+        if settled is not None:
+            readings.append((gpu.key, account(settled)))
+    assert dep.gpu is not None
+    names = " or ".join(f"{g.key} ({g.total_bytes / GiB:.2f} GiB)" for g in variants)
+    why = f"the GPU `{dep.gpu.value}` may be {names}: sized at each, figures at the first"
+    return across(readings, why)
+
+
+def _across_versions(
+    dep: Deployment,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    facts: EngineFacts,
+    first: EngineEstimate,
+    account: Callable[[Settled], EngineEstimate],
+) -> EngineEstimate:
+    """No engine version named: sized at the newest release of each line whose memory
+    accounting differs, so a verdict that depends on the release says so."""
+    readings = [(first.version, first)]
+    for version in facts.version_lines:
+        pinned = replace(dep, engine_version=Sourced(version, dep.span, default=True))
+        settled = settle(pinned, spec, gpu)
+        if settled is not None:
+            readings.append((version, account(settled)))
+    lines = ", ".join(label for label, _ in readings)
+    why = f"no engine version named: sized as {lines}, figures at {first.version}"
+    return across(readings, why, always=False)
 
 
 def engine_facts(name: str) -> EngineFacts | None:

@@ -30,6 +30,13 @@ class Figures(NamedTuple):
     requested_default: bool = False  # the engine's default, not written in the file
     fits: bool | None = None  # False: the engine refuses to start
     model_gpus: int = 1  # GPUs holding one copy of the model: tensor x pipeline parallel
+    # The 90% band on the available memory (per GPU) and the pool tokens, and the verdict
+    # with it (starts, refuses, borderline); None where the engine gives none.
+    available_kv_bytes_low: int | None = None
+    available_kv_bytes_high: int | None = None
+    pool_tokens_low: int | None = None
+    pool_tokens_high: int | None = None
+    verdict: str | None = None
 
     @property
     def pool_bytes(self) -> int | None:
@@ -44,10 +51,17 @@ class Figures(NamedTuple):
         pool = self.pool_bytes
         if pool is None or self.available_kv_bytes is None:
             return None
+        band = ""
+        low, high = self.available_kv_bytes_low, self.available_kv_bytes_high
+        if low is not None and high:  # no band wholly at zero (the weights alone do not fit)
+            band = (
+                f", 90% band {format_bytes(low * self.model_gpus)}-"
+                f"{format_bytes(high * self.model_gpus)}"
+            )
         if self.model_gpus == 1:
-            return format_bytes(pool)
+            return format_bytes(pool) + band
         per_gpu = format_bytes(self.available_kv_bytes)
-        return f"{format_bytes(pool)} ({per_gpu} per GPU x {self.model_gpus})"
+        return f"{format_bytes(pool)} ({per_gpu} per GPU x {self.model_gpus}{band})"
 
 
 def deployment_figures(result: DeploymentResult) -> Figures:
@@ -99,6 +113,11 @@ def deployment_figures(result: DeploymentResult) -> Figures:
         requested_default=dep.max_num_seqs.default if dep.max_num_seqs is not None else False,
         fits=estimate.fits if estimate is not None else None,
         model_gpus=max(1, tp) * max(1, pp),
+        available_kv_bytes_low=estimate.available_kv_bytes_low if estimate is not None else None,
+        available_kv_bytes_high=estimate.available_kv_bytes_high if estimate is not None else None,
+        pool_tokens_low=estimate.kv_cache_tokens_low if estimate is not None else None,
+        pool_tokens_high=estimate.kv_cache_tokens_high if estimate is not None else None,
+        verdict=estimate.verdict if estimate is not None else None,
     )
 
 
@@ -109,7 +128,11 @@ def format_concurrency(value: float) -> str:
 
 def admitted_text(fig: Figures) -> str:
     """``14.19x of 256 requested`` (or ``14.19x`` when no cap is known)."""
-    if fig.fits is False:
+    if fig.verdict == "borderline":
+        admitted = "borderline: the engine may refuse to start"
+        if fig.admitted is not None and fig.fits is not False:
+            admitted = f"{format_concurrency(fig.admitted)} ({admitted})"
+    elif fig.fits is False:
         admitted = "none: the engine refuses to start"
     elif fig.admitted is None:
         admitted = "unknown"
@@ -137,6 +160,8 @@ def number_rows(fig: Figures) -> list[tuple[str, str]]:
         )
     if fig.pool_tokens is not None:
         pool = f"{fig.pool_tokens:,} tokens"
+        if fig.pool_tokens_low is not None and fig.pool_tokens_high is not None:
+            pool += f" ({fig.pool_tokens_low:,}-{fig.pool_tokens_high:,})"
         memory = fig.pool_text()
         if memory is not None:
             pool += f" in {memory}"

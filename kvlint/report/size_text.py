@@ -171,20 +171,33 @@ def _engine_line(engine: dict[str, Any]) -> str:
     from kvlint.units import format_bytes
 
     parts = [f"{engine['engine']} {engine['version']} accounting"]
+    low, high = engine.get("available_kv_bytes_low"), engine.get("available_kv_bytes_high")
     if engine.get("available_kv_bytes") is not None:
-        parts.append(f"KV pool {format_bytes(engine['available_kv_bytes'])} per GPU")
+        pool = f"KV pool {format_bytes(engine['available_kv_bytes'])} per GPU"
+        if low is not None and high:  # none wholly at zero: the weights alone do not fit
+            pool += f" (90% band {format_bytes(low)}-{format_bytes(high)})"
+        parts.append(pool)
     if engine.get("kv_cache_tokens") is not None:
-        parts.append(f"{engine['kv_cache_tokens']:,} tokens")
+        tokens = f"{engine['kv_cache_tokens']:,} tokens"
+        t_low, t_high = engine.get("kv_cache_tokens_low"), engine.get("kv_cache_tokens_high")
+        if t_low is not None and t_high:
+            tokens += f" ({t_low:,}-{t_high:,})"
+        parts.append(tokens)
     if engine.get("max_concurrency") is not None:
         parts.append(
             f"max concurrency {engine['max_concurrency']:.2f}x at {engine['max_model_len']:,}"
         )
-    if engine.get("fits") is False:
-        why = engine.get("refusal")
-        why = getattr(why, "value", why)  # the enum as sized, its text as read from JSON
+    verdict = engine.get("verdict")
+    why = engine.get("refusal") or engine.get("band_refusal")
+    why = getattr(why, "value", why)  # the enum as sized, its text as read from JSON
+    reason = str(why).replace("-", " ") if why else ""
+    if verdict == "borderline":
+        straddles = "; ".join(filter(None, (reason, "the band straddles the limit")))
+        parts.append(f"borderline: the engine may refuse to start ({straddles})")
+    elif engine.get("fits") is False:
         parts.append(
-            f"the engine would refuse to start ({str(why).replace('-', ' ')})"
-            if why
+            f"the engine would refuse to start ({reason})"
+            if reason
             else "the engine would refuse to start"
         )
     if engine.get("missing"):

@@ -65,8 +65,9 @@ def test_explain_file_shows_the_numbers(
     assert result.code == 0
     tail = result.out.split("\n1 finding of KV903 in deploy.yaml\n\n", 1)[1].splitlines()
     assert tail[0] == (
-        "deploy.yaml:9:33: KV903 unknown GPU `H1000`; known names include `H100-SXM-80GB`, "
-        "`H100-PCIe-80GB`, `H100-NVL-94GB` (51 known)"
+        "deploy.yaml:9:33: KV903 unknown GPU `H1000`; known names include `H800-80GB`, "
+        "`H100-SXM-80GB`, "
+        "`H100-PCIe-80GB` (61 known)"
     )
     assert tail[1].startswith("    known GPUs  H100-SXM-80GB, H100-PCIe-80GB, ")
     assert len(tail) == 2

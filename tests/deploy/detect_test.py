@@ -38,3 +38,29 @@ def test_version_from_image(image: str, engine: str, version: str | None) -> Non
 def test_unrelated_images() -> None:
     assert image_engine("nginx:1.27") is None
     assert image_engine("rayproject/ray-llm:2.52.0-py311-cu128") is None
+
+
+@pytest.mark.parametrize(
+    ("image", "version"),
+    [
+        ("aibrix/vllm-openai:v0.6.2-distributed", "0.6.2"),
+        ("quay.io/opendatahub/vllm-openai-ubi9:0.4.2", "0.4.2"),
+        ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "0.8.5"),
+        ("rocm/vllm:v0.6.4", "0.6.4"),
+        # NGC's own YY.MM tags, mapped to the vLLM release the container ships
+        ("nvcr.io/nvidia/vllm:25.10-py3", "0.10.2"),
+        ("nvcr.io/nvidia/vllm:26.05-py3", "0.20.1"),
+        # between two known months of one accounting line: the earlier release
+        ("nvcr.io/nvidia/vllm:26.02-py3", "0.13.0"),
+        # between months of different lines, or past the table: not known
+        ("nvcr.io/nvidia/vllm:26.07-py3", None),
+        ("nvcr.io/nvidia/vllm:24.01-py3", None),
+        ("lmsysorg/sglang:v0.5.2-cu126", "0.5.2"),
+        ("vllm/vllm-openai:latest", None),
+    ],
+)
+def test_engine_version_from_every_tag_style(image: str, version: str | None) -> None:
+    from kvlint.deploy.detect import version_from_image
+
+    engine = "sglang" if "sglang" in image else "vllm"
+    assert version_from_image(image, engine) == version

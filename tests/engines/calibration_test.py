@@ -207,7 +207,9 @@ def test_refusal_verdict_right_for_every_error_case_naming_its_gpu(replays: list
         for r in replays
         if r.verdict() is not None and lookup_gpu(str(r.case.get("gpu") or ""))
     ]
-    assert len(verdicts) >= 2
+    # GLM-4.7 at PP 8 on an A100 (vllm-project/vllm#32105); the V0 2x4090 case's memory is the
+    # reporter's reading (benchmarks/fidelity.py INPUTS_NOT_STATED).
+    assert len(verdicts) >= 1
     for case_id, (predicted, logged) in verdicts:
         assert predicted == logged, case_id
     # The one error case not counted, and why (benchmarks/fidelity.py gives the source).

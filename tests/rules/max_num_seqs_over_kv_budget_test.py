@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint_rules.max_num_seqs_over_kv_budget import MaxNumSeqsOverKvBudget
 
 from kvlint.finding import Applicability
+from kvlint.units import format_bytes
 from testing.builders import LLAMA_31_8B
 from testing.builders import deployment
 from testing.builders import model
@@ -21,7 +22,7 @@ def test_max_num_seqs_above_pool() -> None:
     assert engine is not None and engine.available_kv_bytes is not None
     admitted = engine.available_kv_bytes // PER_SEQ
     assert admitted == int(engine.max_concurrency or 0)
-    pool = f"{engine.available_kv_bytes / 2**30:.1f} GiB ({engine.kv_cache_tokens:,} tokens)"
+    pool = f"{format_bytes(engine.available_kv_bytes)} ({engine.kv_cache_tokens:,} tokens)"
     [p] = problems(MaxNumSeqsOverKvBudget, dep, L8)
     assert p.message == (
         "`max_num_seqs` 256 needs 256 GiB of KV cache if every request used all 8,192 tokens of "

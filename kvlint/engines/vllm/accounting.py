@@ -19,6 +19,8 @@ from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.vllm import defaults as D
+from kvlint.engines.vllm.band import BandTable
+from kvlint.engines.vllm.band import shipped
 from kvlint.engines.vllm.effective import SPARSE_MLA_MODEL_TYPES
 from kvlint.engines.vllm.effective import VllmSettled
 from kvlint.engines.vllm.errors import fmt_gib
@@ -28,15 +30,21 @@ from kvlint.engines.vllm.errors import oom_message
 from kvlint.engines.vllm.errors import too_long_message
 from kvlint.engines.vllm.errors import v0_too_long_message
 from kvlint.engines.vllm.facts import FACTS
+from kvlint.engines.vllm.memory import CONSTANTS
+from kvlint.engines.vllm.memory import MemoryConstants
 from kvlint.engines.vllm.memory import Overheads
 from kvlint.engines.vllm.memory import overheads
 from kvlint.engines.vllm.paging import StageLayout
 from kvlint.engines.vllm.paging import paged_layer
 from kvlint.engines.vllm.paging import stage_layout
+from kvlint.estimate import BORDERLINE
+from kvlint.estimate import REFUSES
+from kvlint.estimate import STARTS
 from kvlint.estimate import Admission
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import PoolCause
 from kvlint.estimate import Refusal
+from kvlint.estimate import verdict_of
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.storage import CacheTypes
@@ -48,9 +56,23 @@ from kvlint.versions import version_label
 SPARSE_MLA_INDEXER_BYTES = 128 + 4
 
 # The CUDA context (and NCCL with more than one GPU) before vLLM loads anything: the 0.19 logs'
-# "worker init memory snapshot" non_torch_memory, 0.51 GiB on one GPU, 1.48-2.05 with TP or PP.
+# "worker init memory snapshot" non_torch_memory, 0.51 GiB on one GPU (42 H100 cases), 1.43-2.05
+# with TP or PP (17 cases). The start-up check's band is that range (one GPU: 0.45-0.60 GiB,
+# the single figure give or take a context's growth), the point figure inside it.
 INIT_NON_TORCH = round(0.51 * GiB)
 INIT_NON_TORCH_TP = round(1.5 * GiB)
+INIT_NON_TORCH_BAND = (
+    (round(0.45 * GiB), round(0.60 * GiB)),
+    (round(1.43 * GiB), round(2.05 * GiB)),
+)
+
+
+# vLLM 0.14.0 and 0.15 compare one request of the whole model with each stage's memory under
+# pipeline parallelism (get_kv_cache_configs "check memory using the unified spec"; the
+# regression of vllm-project/vllm#29431, reported as #32105 on a 0.14 nightly with GLM-4.7 at
+# PP 8: "71.16 GiB KV cache is needed ... available KV cache memory (28.57 GiB)"), fixed by
+# vllm-project/vllm#33698 (February 2026, in 0.16).
+PP_WHOLE_MODEL_CHECK = ((0, 14), (0, 16))
 
 # Tokens a decoding request schedules per step (one; speculative decoding aside): what a
 # request holds ahead of its window once its prompt is in.
@@ -98,7 +120,7 @@ def estimate_max_model_len(layout: StageLayout, s: VllmSettled, available: int) 
 
 
 def _stage_budgets(
-    s: VllmSettled, total: int | None, offload: int
+    s: VllmSettled, total: int | None, offload: int, constants: MemoryConstants = CONSTANTS
 ) -> tuple[list[int], list[int], list[Overheads]]:
     """Per pipeline stage: the KV memory left, the weights and the overheads on each GPU.
 
@@ -136,6 +158,8 @@ def _stage_budgets(
             max_num_seqs=s.seqs,
             cudagraphs=not s.old and not eager,
             version=s.numbers,
+            vendor=s.gpu.vendor if s.gpu is not None else None,
+            constants=constants,
         )
         w = max(0, w - offload)
         weights.append(w)
@@ -234,8 +258,72 @@ def _defaults(s: VllmSettled) -> tuple[tuple[str, object], ...]:
     return tuple(filled)
 
 
-def estimate(s: VllmSettled) -> EngineEstimate:
-    """What vLLM will allocate for the settled deployment."""
+def estimate(
+    s: VllmSettled, constants: MemoryConstants = CONSTANTS, band: BandTable | None = None
+) -> EngineEstimate:
+    """What vLLM will allocate for the settled deployment, with the 90% band and the
+    three-valued verdict. ``constants`` and ``band`` are the memory model's and the band's
+    (the shipped ones by default; the fidelity benchmark refits both without the source it
+    predicts)."""
+    point = _point(s, constants)
+    if point.fits is None:
+        return point
+    free_check = _free_check(s, point)
+    at_risk = Refusal.FREE_MEMORY if free_check else None
+    if point.refusal in _BEFORE_MEMORY:
+        return replace(point, verdict=free_check or REFUSES, band_refusal=at_risk)
+    table = band if band is not None else shipped()
+    found = table.band(s) if s.kv_cache_memory_bytes is None else None
+    if found is None or point.available_kv_bytes is None or point.gpu_total_bytes is None:
+        verdict = free_check or (STARTS if point.fits else REFUSES)
+        return replace(point, verdict=verdict, band_refusal=at_risk)
+    budget = point.gpu_total_bytes * s.fraction
+    ends = []
+    for share in (found.low, found.high):
+        memory = max(0, round(point.available_kv_bytes + share * budget))
+        pinned = replace(s, kv_cache_memory_bytes=Sourced(memory, s.span, default=True))
+        ends.append((memory, _point(pinned, constants)))
+    (low, at_low), (high, at_high) = ends
+    return replace(
+        point,
+        available_kv_bytes_low=low,
+        available_kv_bytes_high=high,
+        kv_cache_tokens_low=at_low.kv_cache_tokens,
+        kv_cache_tokens_high=at_high.kv_cache_tokens,
+        max_concurrency_low=at_low.max_concurrency,
+        max_concurrency_high=at_high.max_concurrency,
+        band_regime=f"{found.regime} ({found.cases} logs)",
+        verdict=BORDERLINE if free_check else verdict_of(at_low.fits, at_high.fits),
+        band_refusal=at_risk or (_low_end_refusal(low, at_low) if at_high.fits else None),
+    )
+
+
+def _low_end_refusal(memory: int, at_low: EngineEstimate) -> Refusal | None:
+    """What refuses at the band's low end (no memory at all is no cache memory, whatever the
+    pinned estimate calls it)."""
+    if at_low.fits is not False:
+        return None
+    return Refusal.NO_CACHE_MEMORY if memory <= 0 else at_low.refusal
+
+
+def _free_check(s: VllmSettled, point: EngineEstimate) -> str | None:
+    """``borderline`` when the start-up free-memory check (``init_device``) passes at one end
+    of the CUDA context's band and fails at the other, else None (the point decides)."""
+    total = point.gpu_total_bytes
+    if total is None or s.kv_cache_memory_bytes is not None or s.numbers < (0, 9):
+        return None
+    low, high = INIT_NON_TORCH_BAND[1 if s.tp * s.pp > 1 else 0]
+    requested = math.ceil(total * s.fraction)
+    passes = [total - init >= requested for init in (low, high)]
+    return BORDERLINE if passes[0] != passes[1] else None
+
+
+# Refusals the memory band cannot change: the length, the layout, the free memory at start.
+_BEFORE_MEMORY = frozenset({Refusal.BEYOND_POSITIONS, Refusal.LAYOUT, Refusal.FREE_MEMORY})
+
+
+def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEstimate:
+    """The point prediction: what vLLM allocates at the model's central figures."""
     spec, gpu = s.spec, s.gpu
     line = "0.11" if s.old else "current"
     version = version_label(s.numbers)
@@ -300,7 +388,7 @@ def estimate(s: VllmSettled) -> EngineEstimate:
         offload = s.cpu_offload_bytes.value
         notes.append(f"cpu_offload_gb {offload / GiB:g}: weights on each GPU reduced")
     # Available KV memory per stage (each rank of a stage alike).
-    available, weights, stage_overheads = _stage_budgets(s, total, offload)
+    available, weights, stage_overheads = _stage_budgets(s, total, offload, constants)
     if kv_bytes is not None:
         notes.append("kv_cache_memory_bytes set: gpu_memory_utilization is ignored")
     if not available:
@@ -362,6 +450,11 @@ def estimate(s: VllmSettled) -> EngineEstimate:
         # current: int(max_concurrency * max_model_len) (get_kv_cache_capacity).
         tokens = int(concurrency * s.length)
     needed = layout.needed_bytes(s.length, s.in_flight, s.old)
+    if s.pp > 1 and PP_WHOLE_MODEL_CHECK[0] <= s.numbers < PP_WHOLE_MODEL_CHECK[1]:
+        # 0.14-0.15 check one request against the whole model's layers (every stage's) and
+        # the smallest stage's memory (vllm#29431's regression, fixed by vllm#33698).
+        needed = sum(st.needed_bytes(s.length, s.in_flight, s.old) for st in layouts)
+        check = _check_memory(s, layout, min(available)) if available else check
     if error is None and avail <= 0:
         fits = False
         # Loading runs out of memory when the weights alone pass the budget; otherwise the

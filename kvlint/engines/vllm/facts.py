@@ -34,4 +34,8 @@ FACTS = EngineFacts(
     compared_releases=((None, "vLLM (current)"), ("0.11.0", "vLLM 0.11")),
     parallel=ParallelRules("vllm"),
     world_size_refusal=WORLD_SIZE,
+    # The newest release of each line before the current one whose memory accounting differs
+    # (kvlint/engines/vllm/memory.py LINES): 0.11-0.20 charge no CUDA graphs, 0.8-0.10 charge
+    # the CUDA context and NCCL as non-torch memory and sample without FlashInfer.
+    version_lines=("0.20.2", "0.10.2"),
 )

@@ -1,54 +1,124 @@
 """vLLM's memory that is neither weights nor KV cache: activation peak, non-torch, CUDA graphs.
 
-vLLM measures these by profiling; kvlint cannot, so it models each with a few constants fitted
-by ``benchmarks/fidelity.py`` on the 63 memory-breakdown cases of the calibration logs
-(``engine-logs/engine_logs.jsonl``: 59 vLLM 0.19.0 DEBUG logs on H100 80GB from
-llm-d-incubation/llm-d-planner@d3121e0, and 4 V0 logs). What the logs show, and the model:
+vLLM measures these by profiling (``Worker.determine_available_memory``); kvlint cannot, so
+each term is the engine's own structure with as few constants as the logs need. What the
+source does, by release line (``memory_line``):
 
-* activation peak (``torch peak memory increase``): the larger of two peaks. The dummy sampler
-  run holds ``vocab x min(max_num_seqs, max_num_batched_tokens)`` logits with their softmax and
-  sort buffers (~15.5 bytes per logit: 1.89 GiB for Llama-3.1-8B's 128k vocabulary at 1024
-  rows, 3.6-4.0 GiB for Gemma's 256k); the forward pass holds the MLP activations,
-  ``intermediate_size / tp x max_num_batched_tokens`` (~10 bytes each: Llama-3.1-8B's pipeline
-  stage 0, which runs no sampler, logs 1.10 GiB; CodeLlama-7B's 32k vocabulary logs 0.77 GiB).
-  The logits do not shrink with tensor parallelism (Qwen2.5-7B logs 2.21 GiB at TP 1, 2 and 4:
-  they are gathered whole); the MLP does (Llama-3.3-70B at TP 4 logs 1.97 GiB, below the 2.2
-  GiB an unsplit 28,672-wide MLP would take). With pipeline parallelism only the last stage
-  runs the sampler
-  (Llama-3.1-8B PP 4: 1.10 GiB on stage 0, 2.01 GiB on stage 3). MoE models run ~0.4 GiB above
-  this model (Qwen3-30B-A3B 2.68 GiB, DeepSeek-V2-Lite 1.93 GiB).
-* non-torch memory (``non-torch forward increase``): a step with tensor parallelism (custom
-  all-reduce and NCCL buffers). vLLM 0.19: 0.25 GiB at TP 1, 2.1 GiB at TP >= 2, 0.07 GiB with
-  pipeline parallelism alone (medians of 40, 14 and 2 cases). vLLM 0.10.1.1 (the A100 sweep of
-  dennislee22/vLLM-benchmarking) charges far less: total x gmu - weights - available is 0.56
-  GiB at TP 1 and 0.67 GiB at TP 2, activation included, so ~0 and ~0.1 GiB. The V0 engine's
-  ``non_torch_memory`` is 0.03-0.04 GiB on one consumer GPU.
-* CUDA graphs (charged only from 0.21, when the profiler's estimate is subtracted): 0.5-1.9 GiB
-  with the default 51 capture sizes, growing with model depth and width; fitted on the 0.19
-  estimator's figure (``CUDA graph pool memory: ... (estimated)``).
+* the profile run (``profile_run``): one forward pass over ``max_num_batched_tokens`` tokens
+  (V0 without chunked prefill: ``max(max_model_len, max_num_batched_tokens)``, the settle step
+  fills that in), then on the last pipeline stage the dummy sampler over
+  ``min(max_num_seqs, max_num_batched_tokens)`` rows (``_dummy_sampler_run``: fp32 logits of
+  the whole vocabulary, gathered across tensor parallelism, with the top-k/top-p sort's values
+  and int64 indices). The torch peak is the larger of the two, so the activation term is
+  ``max(forward, sampler)``: the MLP activations of the batch (``intermediate_size / tp`` wide,
+  split by tensor parallelism) against ``vocab x rows`` logits (not split).
+* non-torch memory: what the device holds outside PyTorch's allocator. V0 and the first V1
+  releases charge all of it since the worker started (``peak_memory += non_torch_allocations``),
+  later ones only its growth during the profile run (``memory_profiling``'s
+  ``non_torch_increase``: cuBLAS workspaces, NCCL and the custom all-reduce buffers with tensor
+  parallelism). Its size is not in the source (drivers and NCCL decide it): one constant per
+  release line and parallel layout (``NON_TORCH``), fitted.
+* CUDA graphs: charged from 0.21 only (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS``); before,
+  graphs were captured after the KV cache into the ``1 - gpu_memory_utilization`` slack. The
+  estimate grows with depth and width (``GRAPH_BASE`` + a share per layer-width), fitted on the
+  0.19 estimator's own figure.
+
+``MemoryConstants``' defaults are what the source alone gives (the priors a fit starts from and
+falls back to where the logs say nothing); ``CONSTANTS``, the figures kvlint uses, are fitted on
+the calibration logs by ``python benchmarks/fidelity.py --write-band`` into ``fitted.py``, which
+names the cases behind each and the range it holds over. The benchmark cross-validates them by
+leaving each source out.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import NamedTuple
 
 from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
 
-# Fitted constants (benchmarks/fidelity.py --fit prints them and the cases that set them).
-# Bytes per logit of the dummy sampler run (fp32 logits, their softmax and sort buffers).
-ACT_BYTES_PER_LOGIT = 15.5
-# Bytes per MLP activation (intermediate_size x batched tokens) of the profile forward pass.
-ACT_BYTES_PER_INTERMEDIATE_TOKEN = 10.0
-# non-torch growth during profiling, vLLM 0.19 and later: (TP 1, TP >= 2, PP alone).
-NON_TORCH = (0.25 * GiB, 2.10 * GiB, 0.07 * GiB)
-# The same before 0.19 (vLLM 0.10.1.1 on A100) and on the V0 engine.
-NON_TORCH_BEFORE_0_19 = (0.0, 0.11 * GiB, 0.0)
-NON_TORCH_V0 = (0.04 * GiB, 0.04 * GiB, 0.04 * GiB)
-# CUDA graph pool: a base plus a share per layer-width (hidden x layers on this GPU).
-GRAPH_BASE = 0.607 * GiB
-GRAPH_BYTES_PER_HIDDEN_LAYER = 2.125
+# The release lines whose profilers differ (``memory_line``): V0 (before 0.8), the first V1
+# releases (0.8-0.10, which charge the CUDA context and NCCL as non-torch memory), the 0.11 line
+# (growth during profiling only) and 0.21 on (CUDA graphs charged too).
+LINES = ("v0", "v1-0.8", "v1-0.11", "v1-0.21")
+
+
+def memory_line(version: tuple[int, ...]) -> str:
+    """The profiler line of a vLLM release."""
+    if version < (0, 8):
+        return "v0"
+    if version < (0, 11):
+        return "v1-0.8"
+    if version < (0, 21):
+        return "v1-0.11"
+    return "v1-0.21"
+
+
+@dataclass(frozen=True)
+class MemoryConstants:
+    """The fitted constants of the memory model, in one record so that the fidelity benchmark
+    can refit them without a source and predict it (leave-one-source-out)."""
+
+    # Bytes per logit of the dummy sampler run on FlashInfer's top-k/top-p kernel (V1 on CUDA
+    # with FlashInfer installed, the images of 0.11 on): the fp32 logits, their probabilities
+    # and the kernel's fp32 working copy, 4 + 4 + 4.
+    bytes_per_logit: float = 12.0
+    # The same on PyTorch's own top-k/top-p (``forward_native``: V0, the V1 wheels of 0.8-0.10
+    # without FlashInfer, ROCm): fp32 logits (4), the sort's values and int64 indices (4 + 8),
+    # the sorted probabilities and their cumulative sum (4 + 4), the mask (1), the scattered
+    # logits (4), the probabilities and the exponential noise (4 + 4): 37.
+    bytes_per_logit_native: float = 37.0
+    # Bytes per MLP activation (intermediate_size / tp x batched tokens) of the profile forward
+    # pass: gate_up (2 x 2 bytes) and the activation's output (2 bytes), at least.
+    bytes_per_intermediate_token: float = 6.0
+    # Non-torch memory charged, by release line: (TP 1, TP >= 2, pipeline parallel alone). The
+    # source does not size it (drivers, cuBLAS and NCCL do): a cuBLAS workspace and a context's
+    # growth on one GPU, NCCL and the custom all-reduce buffers (8 MiB a rank by default) with
+    # their peer mappings beside them with TP.
+    non_torch: tuple[tuple[str, tuple[float, float, float]], ...] = tuple(
+        (line, (0.3 * GiB, 1.5 * GiB, 0.1 * GiB)) for line in LINES
+    )
+    # CUDA graph pool: a base plus a share per layer-width (hidden x layers on this GPU).
+    graph_base: float = 0.5 * GiB
+    graph_bytes_per_hidden_layer: float = 2.0
+    # The cases each constant was fitted on (benchmarks/fidelity.py --fit), for the record.
+    fitted_on: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+
+    def non_torch_bytes(self, line: str, tp: int, pp: int) -> int:
+        table = dict(self.non_torch)
+        row = table.get(line) or table["v1-0.11"]
+        if tp > 1:
+            return round(row[1])
+        if pp > 1:
+            return round(row[2])
+        return round(row[0])
+
+    def with_non_torch(self, line: str, row: tuple[float, float, float]) -> MemoryConstants:
+        table = dict(self.non_torch)
+        table[line] = row
+        return replace(self, non_torch=tuple((key, table[key]) for key in LINES if key in table))
+
+
+PRIORS = MemoryConstants()
+
+
+def _fitted() -> MemoryConstants:
+    """The figures ``fitted.py`` holds (plain data, regenerated by the fidelity benchmark)."""
+    from kvlint.engines.vllm import fitted
+
+    return replace(
+        PRIORS,
+        **fitted.CONSTANTS,
+        non_torch=tuple((line, fitted.NON_TORCH[line]) for line in LINES),
+        fitted_on=tuple(sorted(fitted.CASES.items())),
+    )
+
+
+CONSTANTS = _fitted()
 
 
 class Overheads(NamedTuple):
@@ -63,6 +133,28 @@ class Overheads(NamedTuple):
         return self.activation + self.non_torch + self.cudagraph
 
 
+def native_sampler(version: tuple[int, ...], vendor: str | None) -> bool:
+    """True when the dummy sampler runs PyTorch's own top-k/top-p sort (V0; V1 before 0.11,
+    whose wheels came without FlashInfer; any release on ROCm): ``TopKTopPSampler`` takes
+    FlashInfer's kernel only on CUDA with FlashInfer installed
+    (``vllm/v1/sample/ops/topk_topp_sampler.py``)."""
+    return version < (0, 11) or vendor == "amd"
+
+
+def forward_bytes(
+    spec: ModelSpec, *, max_num_batched_tokens: int, tp: int, constants: MemoryConstants
+) -> float:
+    """The profile forward pass's MLP activations on one GPU."""
+    intermediate = (spec.intermediate_size or 4 * spec.hidden_size) / max(1, tp)
+    return intermediate * max_num_batched_tokens * constants.bytes_per_intermediate_token
+
+
+def sampler_bytes(spec: ModelSpec, *, rows: int, native: bool, constants: MemoryConstants) -> float:
+    """The dummy sampler's logits and buffers on the last stage (gathered whole)."""
+    per = constants.bytes_per_logit_native if native else constants.bytes_per_logit
+    return spec.vocab_size * rows * per
+
+
 def activation_bytes(
     spec: ModelSpec,
     *,
@@ -70,36 +162,39 @@ def activation_bytes(
     max_num_seqs: int,
     last_stage: bool = True,
     tp: int = 1,
+    native: bool = False,
+    constants: MemoryConstants = CONSTANTS,
 ) -> int:
     """The profile run's peak torch memory above what stays resident, on one GPU: the larger
     of the forward pass's MLP activations (split by tensor parallelism) and (on the last
     stage) the sampler's logits (gathered whole)."""
-    intermediate = (spec.intermediate_size or 4 * spec.hidden_size) / max(1, tp)
-    forward = intermediate * max_num_batched_tokens * ACT_BYTES_PER_INTERMEDIATE_TOKEN
+    forward = forward_bytes(
+        spec, max_num_batched_tokens=max_num_batched_tokens, tp=tp, constants=constants
+    )
     if not last_stage:
         return round(forward)
     rows = min(max_num_seqs, max_num_batched_tokens)
-    return round(max(forward, spec.vocab_size * rows * ACT_BYTES_PER_LOGIT))
+    return round(max(forward, sampler_bytes(spec, rows=rows, native=native, constants=constants)))
 
 
-def non_torch_bytes(tp: int, pp: int, version: tuple[int, ...] = (0, 19)) -> int:
-    """Non-torch memory growth during profiling (NCCL / custom all-reduce buffers)."""
-    table = NON_TORCH
-    if version < (0, 8):
-        table = NON_TORCH_V0
-    elif version < (0, 19):
-        table = NON_TORCH_BEFORE_0_19
-    if tp > 1:
-        return round(table[1])
-    if pp > 1:
-        return round(table[2])
-    return round(table[0])
+def non_torch_bytes(
+    tp: int, pp: int, version: tuple[int, ...] = (0, 19), constants: MemoryConstants = CONSTANTS
+) -> int:
+    """Non-torch memory charged by the profiler of ``version`` (NCCL / custom all-reduce)."""
+    return constants.non_torch_bytes(memory_line(version), tp, pp)
 
 
-def cudagraph_bytes(spec: ModelSpec, *, tp: int, layers_on_gpu: int) -> int:
+def graph_width(spec: ModelSpec, *, tp: int, layers_on_gpu: int) -> float:
+    """What the CUDA-graph pool grows with: hidden size x layers on the GPU, damped by TP."""
+    return spec.hidden_size * layers_on_gpu / math.sqrt(math.sqrt(max(1, tp))) * 1024
+
+
+def cudagraph_bytes(
+    spec: ModelSpec, *, tp: int, layers_on_gpu: int, constants: MemoryConstants = CONSTANTS
+) -> int:
     """The CUDA-graph pool estimate (``profile_cudagraph_memory``) on one GPU."""
-    width = spec.hidden_size * layers_on_gpu / math.sqrt(math.sqrt(max(1, tp)))
-    return round(GRAPH_BASE + width * GRAPH_BYTES_PER_HIDDEN_LAYER * 1024)
+    width = graph_width(spec, tp=tp, layers_on_gpu=layers_on_gpu)
+    return round(constants.graph_base + width * constants.graph_bytes_per_hidden_layer)
 
 
 def overheads(
@@ -113,6 +208,8 @@ def overheads(
     max_num_seqs: int,
     cudagraphs: bool,
     version: tuple[int, ...] = (0, 19),
+    vendor: str | None = None,
+    constants: MemoryConstants = CONSTANTS,
 ) -> Overheads:
     return Overheads(
         activation=activation_bytes(
@@ -121,7 +218,11 @@ def overheads(
             max_num_seqs=max_num_seqs,
             last_stage=stage == pp - 1,
             tp=tp,
+            native=native_sampler(version, vendor),
+            constants=constants,
         ),
-        non_torch=non_torch_bytes(tp, pp, version),
-        cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu) if cudagraphs else 0,
+        non_torch=non_torch_bytes(tp, pp, version, constants),
+        cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu, constants=constants)
+        if cudagraphs
+        else 0,
     )
