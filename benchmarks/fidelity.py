@@ -248,8 +248,11 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if case.get("data_parallel_size"):
         dep.data_parallel_size = s(case["data_parallel_size"])
     command = " ".join(case.get("quotes") or [])
+    dcp = re.search(r"(?:--decode-context-parallel-size|-dcp)[ =](\d+)", command)
+    if dcp:
+        dep.settings = {**dep.settings, "decode-context-parallel-size": s(int(dcp.group(1)))}
     if "--enable-dp-attention" in command:
-        dep.settings = {"enable-dp-attention": Sourced(True, SPAN)}
+        dep.settings = {**dep.settings, "enable-dp-attention": Sourced(True, SPAN)}
         dp = re.search(r"--dp(?:-size)? (\d+)", command)
         dep.data_parallel_size = s(int(dp.group(1)) if dp else None)
     return dep

@@ -122,7 +122,11 @@ def linear_bits(spec: ModelSpec, method: str | None, dtype: str | None = None) -
         return mlx_bits(bits, quant.group_size if quant is not None else None, method)
     if spec.quantization is not None and spec.quantization.weight_bits:
         bits = spec.quantization.weight_bits
-        return bits + (32 / 128 if bits <= 4 else 0.0)
+        if bits > 4:
+            return bits
+        # A 16-bit scale per group: 128 weights (and a zero point) unless the config says.
+        group = spec.quantization.group_size
+        return bits + (16 / group if group else 32 / 128)
     return _BITS.get(method, _DTYPE_BITS.get(spec.dtype.lower(), 16.0))
 
 
@@ -191,8 +195,10 @@ def weight_breakdown(
             embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers, vision
         )
     bits = linear_bits(spec, method, dtype)
-    if method == "mxfp4":
-        # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit.
+    kept = spec.quantization is not None and spec.quantization.attention_kept
+    if method == "mxfp4" or (kept and spec.num_experts):
+        # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit (as it does where
+        # a compressed-tensors config ignores ``self_attn``: Kimi K2 Thinking's INT4 experts).
         expert_bytes = round(experts * bits / 8)
         per = round(plain * dense_bits / 8) + expert_bytes
     else:

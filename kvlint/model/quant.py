@@ -56,7 +56,11 @@ def read_quantization(cfg: ConfigView) -> Quantization | None:
         )
     method = method.lower()
     return Quantization(
-        method=method, weight_bits=_weight_bits(method, qc), kv_cache_dtype=_kv_scheme(qc)
+        method=method,
+        weight_bits=_weight_bits(method, qc),
+        kv_cache_dtype=_kv_scheme(qc),
+        group_size=_group_size(method, qc),
+        attention_kept=_attention_kept(method, qc),
     )
 
 
@@ -76,6 +80,37 @@ def _mlx(qc: Mapping[str, Any]) -> Quantization:
     # Per-layer entries ("model.layers.0.mlp.down_proj": {"bits": 6, ...}) of mixed recipes are
     # not read: the block's own bits stand for every layer.
     return Quantization(method, weight_bits, group_size=group if isinstance(group, int) else None)
+
+
+def _weight_groups(method: str, qc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The ``weights`` schemes of a compressed-tensors config's ``config_groups``."""
+    groups = qc.get("config_groups") if method == "compressed-tensors" else None
+    if not isinstance(groups, Mapping):
+        return []
+    out = []
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if isinstance(weights, Mapping):
+            out.append(weights)
+    return out
+
+
+def _group_size(method: str, qc: Mapping[str, Any]) -> int | None:
+    for weights in _weight_groups(method, qc):
+        size = weights.get("group_size")
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            return size
+    return None
+
+
+def _attention_kept(method: str, qc: Mapping[str, Any]) -> bool:
+    """compressed-tensors ``ignore`` lists the modules left unquantised; Kimi K2 Thinking's
+    names ``re:.*self_attn.*`` (its attention, shared experts and dense MLP stay bf16, only the
+    routed experts are INT4)."""
+    ignore = qc.get("ignore") if method == "compressed-tensors" else None
+    if not isinstance(ignore, list):
+        return False
+    return any(isinstance(p, str) and "self_attn" in p for p in ignore)
 
 
 def _weight_bits(method: str, qc: Mapping[str, Any]) -> float | None:

@@ -73,8 +73,12 @@ class Quantization:
     weight_bits: float | None = None
     kv_cache_dtype: str | None = None  # only when the config declares a cache scheme
     # Values per scale group, where the layout has groups the config states (MLX's affine
-    # quantisation: a scale and a bias in the model dtype per ``group_size`` weights).
+    # quantisation: a scale and a bias in the model dtype per ``group_size`` weights;
+    # compressed-tensors: a scale per group of its ``config_groups`` weights).
     group_size: int | None = None
+    # The config keeps the attention at 16 bits (compressed-tensors ``ignore`` naming
+    # ``self_attn``): in a mixture of experts only the routed experts are quantised.
+    attention_kept: bool = False
 
 
 @dataclass(frozen=True)

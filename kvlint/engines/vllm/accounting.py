@@ -439,17 +439,23 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
                 "Cannot auto-fit max_model_len: not enough GPU memory available to serve even "
                 "a single token. Try increasing `gpu_memory_utilization`."
             )
-    per_request = layout.blocks_per_request(s.length, s.in_flight, s.old)
+    # Decode context parallelism splits each request's tokens over dcp ranks: a rank holds
+    # cdiv(max_model_len, dcp) of them (max_memory_usage_bytes), and the capacity line counts
+    # every rank's share ("Multiplying the GPU KV cache size by the dcp_world_size 8", the
+    # Kimi K2 Thinking recipe on 8 x H200: 5,721,088 tokens beside 715,072 without it).
+    dcp = s.decode_context_parallel
+    per_request = layout.blocks_per_request(-(-s.length // dcp), s.in_flight, s.old)
     concurrency = num_blocks / per_request if per_request else 0.0
     if s.v0:
         tokens = num_blocks * layout.block_size
-    elif s.old:
-        # 0.11: num_blocks // len(kv_cache_groups) * min_block_size (understates hybrids).
-        tokens = num_blocks // groups * layout.block_size
+    elif not s.capacity_by_concurrency:
+        # before 0.20.2: num_blocks // len(kv_cache_groups) * min_block_size (understates
+        # hybrids), times the DCP ranks.
+        tokens = num_blocks // groups * layout.block_size * dcp
     else:
         # current: int(max_concurrency * max_model_len) (get_kv_cache_capacity).
         tokens = int(concurrency * s.length)
-    needed = layout.needed_bytes(s.length, s.in_flight, s.old)
+    needed = layout.needed_bytes(-(-s.length // dcp), s.in_flight, s.old)
     if s.pp > 1 and PP_WHOLE_MODEL_CHECK[0] <= s.numbers < PP_WHOLE_MODEL_CHECK[1]:
         # 0.14-0.15 check one request against the whole model's layers (every stage's) and
         # the smallest stage's memory (vllm#29431's regression, fixed by vllm#33698).

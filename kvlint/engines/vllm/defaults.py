@@ -21,10 +21,16 @@ from kvlint.versions import parse_version
 VLLM_CUDAGRAPH_PROFILING_SINCE = (0, 21)
 # The capacity log: tokens = int(concurrency x max_model_len) on one merged line ("GPU KV cache
 # size: N tokens, Maximum concurrency ..."), replacing num_blocks // groups x min block size
-# (vllm-project/vllm#40691 reports the old figure on 0.19.0; #38364 / #40694 change it). The
-# 0.19.0 logs of the calibration set print the old figure (gemma-3-27b: 36,560 = 2285 x 16);
-# the release that first printed the new one was not traced: kvlint places it at 0.21.
-VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 21)
+# (vllm-project/vllm#40691 reports the old figure on 0.19.0; #38364 / #40694 change it). Settled
+# on the logs: 0.19.0, a 0.19.2rc1 dev build and the Gemma 4 launch image print the old figure
+# (gemma-3-27b: 36,560 = 2285 x 16; gemma-4-E4B: 179,632, a block multiple, beside 47.14x at
+# 16,384; gemma-4-31b-it-fp8: 120,624 = 45,236 // 6 x 16), 0.20.2 the new one (gemma-4-26B-A4B
+# on an H200: 984,297 tokens = int(117,420 / 3,909 x 32,768) beside 30.04x;
+# Michal1337/clinician-co-pilot's vllm.log), as do later nightlies (club-3090's Gemma 4 boots:
+# 384,019 tokens at 2.93x of 131,072). 0.20.2 is the first release seen with it; 0.20.0-0.20.1
+# are untraced and kept on the old line. One full-attention group gives the same figure either
+# way; hybrids differ.
+VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 20, 2)
 # The "≥160 GiB" batch tier (B200 / B300: 16384 batched tokens) is absent from 0.11.0 and
 # present in 0.33.0: vllm-project/vllm#51726 ("Update default `_max_num_batched_tokens` from
 # 8192 to 16384", merged 2026-08-10, after the 0.27 branch: 0.27.1 followed on 2026-08-13);

@@ -50,9 +50,12 @@ class VllmSettled(Settled):
     # huggingface.co/LargitData/gemma-4-31b-it-fp8 model card: fp8 cache, 32,768 tokens, 8192
     # batched) logs 55.22 GiB, 120,624 tokens and 11.57x, which are 45,236 blocks of 10 layers
     # x 16 tokens x 8 KiB, // 6 groups x 16, and 45,236 / (5 x 577 + 1024) blocks a request;
-    # every layer at full length would be 131,590 tokens and 4.02x. A ~10x jump in the logged
-    # tokens from 0.20 to 0.21 is the capacity line's new formula, not the paging.
+    # every layer at full length would be 131,590 tokens and 4.02x. A jump in the logged tokens
+    # from 0.20.0 to 0.20.2 is the capacity line's new formula, not the paging.
     hybrid_off_by_default: str | None = None
+    # --decode-context-parallel-size: each request's cache is split over this many ranks by
+    # sequence (one block in dcp per rank), so a request needs 1/dcp of its blocks on a GPU.
+    decode_context_parallel: int = 1
     auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
     num_gpu_blocks_override: int | None = None
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
@@ -66,6 +69,12 @@ class VllmSettled(Settled):
     def old(self) -> bool:
         """The 0.11 accounting (no CUDA-graph term, two capacity lines)."""
         return self.numbers < D.VLLM_CUDAGRAPH_PROFILING_SINCE
+
+    @property
+    def capacity_by_concurrency(self) -> bool:
+        """The capacity log says int(max_concurrency x max_model_len) tokens (0.20.2 on), not
+        num_blocks // groups x min block size."""
+        return self.numbers >= D.VLLM_MERGED_CAPACITY_LINE_SINCE
 
     @property
     def v0(self) -> bool:
@@ -122,6 +131,7 @@ def read(dep: Deployment) -> Request:
             "attention-backend": dep.settings.get("attention-backend"),
             "cpu-offload-gb": dep.settings.get("cpu-offload-gb"),
             "enforce-eager": dep.settings.get("enforce-eager"),
+            "decode-context-parallel-size": dep.settings.get("decode-context-parallel-size"),
         },
     )
 
@@ -255,7 +265,19 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         if req.num_gpu_blocks_override
         else None,
         defaulted=tuple(defaulted),
+        decode_context_parallel=_dcp(req),
     )
+
+
+def _dcp(req: Request) -> int:
+    """``--decode-context-parallel-size`` (``-dcp``), 1 unless a positive whole number."""
+    value = req.extra("decode-context-parallel-size")
+    number = value.value if value is not None else 1
+    if isinstance(number, str) and number.strip().isdigit():
+        number = int(number)
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 < number <= 1024:
+        return 1
+    return number
 
 
 def _cpu_offload(req: Request) -> Sourced[int] | None:
