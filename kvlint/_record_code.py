@@ -3467,7 +3467,7 @@ NAMEDTUPLES = {
     'lambda _cls, engine, tensor, pipeline, replicates_kv_heads, data, shards_over_visible_gpus: _tuple_new(_cls, (engine, tensor, pipeline, replicates_kv_heads, data, shards_over_visible_gpus))': lambda _cls, engine, tensor, pipeline, replicates_kv_heads, data, shards_over_visible_gpus: _tuple_new(_cls, (engine, tensor, pipeline, replicates_kv_heads, data, shards_over_visible_gpus)),
     'lambda _cls, entry, stated: _tuple_new(_cls, (entry, stated))': lambda _cls, entry, stated: _tuple_new(_cls, (entry, stated)),
     'lambda _cls, gpus, product: _tuple_new(_cls, (gpus, product))': lambda _cls, gpus, product: _tuple_new(_cls, (gpus, product)),
-    'lambda _cls, groups, bytes_per_block, layers, uniform: _tuple_new(_cls, (groups, bytes_per_block, layers, uniform))': lambda _cls, groups, bytes_per_block, layers, uniform: _tuple_new(_cls, (groups, bytes_per_block, layers, uniform)),
+    'lambda _cls, groups, bytes_per_block, layers, uniform, distinct: _tuple_new(_cls, (groups, bytes_per_block, layers, uniform, distinct))': lambda _cls, groups, bytes_per_block, layers, uniform, distinct: _tuple_new(_cls, (groups, bytes_per_block, layers, uniform, distinct)),
     'lambda _cls, id, config, aliases, source, base, unsized: _tuple_new(_cls, (id, config, aliases, source, base, unsized))': lambda _cls, id, config, aliases, source, base, unsized: _tuple_new(_cls, (id, config, aliases, source, base, unsized)),
     'lambda _cls, ids, by_name, by_bare: _tuple_new(_cls, (ids, by_name, by_bare))': lambda _cls, ids, by_name, by_bare: _tuple_new(_cls, (ids, by_name, by_bare)),
     'lambda _cls, items,: _tuple_new(_cls, (items,))': lambda _cls, items,: _tuple_new(_cls, (items,)),

@@ -59,20 +59,43 @@ class SizingCache:
 def settled_key(settled: Settled) -> Hashable | None:
     """What the accounting depends on, hashable; None when some value cannot be hashed.
 
-    Spans are left out (they say where a value is written, not what it is). The model spec is
-    a frozen record, compared by value: the settle step makes a new one for a deployment whose
-    overrides change it, so its identity would never match (and could be reused)."""
+    Spans are left out (they say where a value is written, not what it is). The records that
+    hold no span (the model before and after the overrides, the engine's facts, the GPU, the
+    cache's storage types) are frozen and compared by value as they are: the settle step makes
+    a new model spec for a deployment whose overrides change it, so its identity would never
+    match (and could be reused), and walking a model's layers field by field was a sixth of a
+    check of many files. The key's hash is taken once (a model's layers hash one by one)."""
     try:
         values = tuple(
-            (f.name, settled.spec if f.name == "spec" else _frozen(getattr(settled, f.name)))
+            (f.name, value if f.name in _BY_VALUE else _frozen(value))
             for f in dataclasses.fields(settled)
             if f.name != "span"
+            for value in (getattr(settled, f.name),)
         )
-        key = (type(settled).__name__, values)
-        hash(key)
+        key = _Key((type(settled).__name__, values))
     except TypeError:
         return None
     return key
+
+
+# Settled's fields that are frozen records without spans, compared by value as they are.
+_BY_VALUE = frozenset({"spec", "model", "facts", "gpu", "cache_types"})
+
+
+class _Key:
+    """A settled record's values with their hash computed once."""
+
+    __slots__ = ("_hash", "values")
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+        self._hash = hash(values)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self._hash == other._hash and self.values == other.values
 
 
 def _frozen(value: Any) -> Hashable:

@@ -49,14 +49,16 @@ class KvSize:
     def per_token_bytes(self) -> int:
         """One token in every growing layer: the figure that scales with context."""
         return sum(
-            layer_token_bytes(layer, self.types) for layer in self.spec.layers if layer.kind.grows
+            layer_token_bytes(layer, self.types) * count
+            for layer, count in self.spec.layer_shapes
+            if layer.kind.grows
         )
 
     def bounded_bytes(self, context: int) -> int:
         """Windowed and chunked layers at ``context``: fixed once context passes the window."""
         return sum(
-            layer_sequence_bytes(layer, self.types, context)
-            for layer in self.spec.layers
+            layer_sequence_bytes(layer, self.types, context) * count
+            for layer, count in self.spec.layer_shapes
             if layer.kind.bounded
         )
 
@@ -68,8 +70,8 @@ class KvSize:
         layer that also carries ``state_elements``).
         """
         return sum(
-            self.types.state.bytes_for(layer.state_elements)
-            for layer in self.spec.layers
+            self.types.state.bytes_for(layer.state_elements) * count
+            for layer, count in self.spec.layer_shapes
             if layer.kind is CacheKind.STATE or layer.state_elements
         )
 
@@ -92,7 +94,9 @@ class KvSize:
     def mha_per_token_bytes(self) -> int:
         """The cache if every query head had its own K and V (no grouped-query saving)."""
         attention = sum(
-            1 for layer in self.spec.layers if layer.kind not in (CacheKind.STATE, CacheKind.NONE)
+            count
+            for layer, count in self.spec.layer_shapes
+            if layer.kind not in (CacheKind.STATE, CacheKind.NONE)
         )
         heads = self.spec.num_attention_heads
         return 2 * attention * self.types.k.bytes_for(heads * self.spec.head_dim)

@@ -45,7 +45,7 @@ def kv_heads_per_gpu(spec: ModelSpec, tp: int) -> int:
     """KV heads one GPU holds: ``max(1, kv_heads // tp)``. Beyond ``kv_heads`` the heads are
     replicated, so the cache per GPU stops shrinking (vllm/config/model.py get_num_kv_heads;
     SGLang's get_num_kv_heads does the same). MLA keeps one latent head on every GPU."""
-    if any(layer.kind is CacheKind.MLA for layer in spec.layers):
+    if any(layer.kind is CacheKind.MLA for layer, _ in spec.layer_shapes):
         return 1
     return max(1, spec.num_key_value_heads // tp)
 
@@ -84,11 +84,11 @@ def tp_problem(spec: ModelSpec, rules: ParallelRules, tp: int) -> str | None:
         return f"{heads} attention heads do not divide by TP {tp}"
     if spec.intermediate_size and spec.num_experts is None and spec.intermediate_size % tp:
         return f"intermediate size {spec.intermediate_size} does not divide by TP {tp}"
-    if any(layer.kind is CacheKind.MLA for layer in spec.layers):
+    if any(layer.kind is CacheKind.MLA for layer, _ in spec.layer_shapes):
         return None
     # Every attention layer's KV heads (hybrid models differ between local and global layers).
     kv_counts = sorted(
-        {layer.kv_heads for layer in spec.layers if layer.kv_heads > 0}
+        {layer.kv_heads for layer, _ in spec.layer_shapes if layer.kv_heads > 0}
         or {spec.num_key_value_heads}
     )
     for kv in kv_counts:

@@ -6,6 +6,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
 
 
 class CacheKind(str, enum.Enum):
@@ -119,6 +120,20 @@ class ModelSpec:
     @property
     def num_layers(self) -> int:
         return len(self.layers)
+
+    # A model repeats a few layer shapes (Llama 3.3 70B: one shape, 80 layers); the accounting
+    # computes each shape's figures once. Kept on the instance (a frozen record: the layers
+    # never change), not a field: equality, hashing and the repr stay the fields'.
+    @cached_property
+    def layer_shapes(self) -> tuple[tuple[LayerSpec, int], ...]:
+        """Each distinct layer, in order of first occurrence, and how many layers have it."""
+        return tuple(Counter(self.layers).items())
+
+    @cached_property
+    def shape_indexes(self) -> tuple[int, ...]:
+        """For each layer, the index of its shape in ``layer_shapes``."""
+        index = {layer: i for i, (layer, _) in enumerate(self.layer_shapes)}
+        return tuple(index[layer] for layer in self.layers)
 
     def layer_counts(self) -> dict[str, int]:
         """Layers per cache kind, in a stable order."""

@@ -84,19 +84,22 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
     layouts: list[StageLayout] = []
     indexer = SPARSE_MLA_INDEXER_BYTES if spec.model_type in SPARSE_MLA_MODEL_TYPES else 0
     assert s.block_size is not None
+    # A model repeats a few layer shapes: each is paged once.
+    pages = [
+        paged_layer(
+            layer,
+            types,
+            tp=s.tp,
+            block_size=s.block_size.value,
+            cache_dtype=s.cache_dtype.value,
+            hybrid_enabled=s.hybrid_kv_cache,
+            indexer_bytes=indexer,
+        )
+        for layer, _ in spec.layer_shapes
+    ]
+    shapes = spec.shape_indexes
     for start, end in pp_layer_ranges(spec.num_layers, s.pp):
-        paged = [
-            paged_layer(
-                layer,
-                types,
-                tp=s.tp,
-                block_size=s.block_size.value,
-                cache_dtype=s.cache_dtype.value,
-                hybrid_enabled=s.hybrid_kv_cache,
-                indexer_bytes=indexer,
-            )
-            for layer in spec.layers[start:end]
-        ]
+        paged = [pages[i] for i in shapes[start:end]]
         layouts.append(stage_layout([p for p in paged if p is not None]))
     return layouts
 
@@ -186,8 +189,7 @@ def windowed_layers(spec: ModelSpec) -> str:
 def pool_cause(s: VllmSettled) -> PoolCause | None:
     """Why vLLM keeps more than the window of a windowed model's layers (KV305's cause), when
     no setting of the file turned the windows off (the rule names those itself)."""
-    local = [layer for layer in s.spec.layers if layer.kind.bounded]
-    if not local or s.pool_switches:
+    if s.pool_switches or not any(layer.kind.bounded for layer, _ in s.spec.layer_shapes):
         return None
     layers = windowed_layers(s.spec)
     if s.hybrid_off_by_default == "chunked":
@@ -198,7 +200,7 @@ def pool_cause(s: VllmSettled) -> PoolCause | None:
             f"get blocks for every token"
         )
         return PoolCause(text, None, f"Set `{D.CHUNKED_LOCAL_ENV}=1` in the environment")
-    window = max(layer.window or 0 for layer in local)
+    window = max(layer.window or 0 for layer, _ in s.spec.layer_shapes if layer.kind.bounded)
     # vllm/v1/kv_cache_interface.py SlidingWindowSpec: each request reserves
     # cdiv(window - 1 + max_in_flight_tokens, block) + 1 blocks in every local layer.
     batches = s.in_flight // max(1, s.batched)
@@ -535,7 +537,7 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
 def windowed_tokens(s: VllmSettled, types: CacheTypes, available: list[int]) -> int | None:
     """Tokens of full-length requests admitted were the windows kept as windows: every stage
     paged with the hybrid allocator on, a window plus the decoding token per windowed layer."""
-    if not any(layer.kind.bounded for layer in s.spec.layers):
+    if not any(layer.kind.bounded for layer, _ in s.spec.layer_shapes):
         return None
     layouts = stage_layouts(s.spec, replace(s, hybrid_kv_cache=True), types)
     counts = []

@@ -39,7 +39,7 @@ class Band(NamedTuple):
 
 def model_class(spec: ModelSpec) -> str:
     """The classes whose memory the model misses in different ways."""
-    kinds = {layer.kind for layer in spec.layers}
+    kinds = {layer.kind for layer, _ in spec.layer_shapes}
     if spec.vision_param_count:
         return "vision"
     if CacheKind.STATE in kinds:

@@ -166,7 +166,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     else:
         max_model_len = asked
 
-    has_mla = any(layer.kind is CacheKind.MLA for layer in spec.layers)
+    has_mla = any(layer.kind is CacheKind.MLA for layer, _ in spec.layer_shapes)
     block_size = req.block_size or Sourced(
         D.vllm_block_size(has_mla, numbers, gpu), here, default=True
     )
@@ -198,7 +198,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
 
     hybrid = not switch(req.disable_hybrid_kv_cache_manager)
     off_by_default: str | None = None
-    if hybrid and any(layer.kind is CacheKind.CHUNKED for layer in spec.layers):
+    if hybrid and any(layer.kind is CacheKind.CHUNKED for layer, _ in spec.layer_shapes):
         # Chunked-local attention and the hybrid manager, by release (vllm/config/vllm.py;
         # defaults.vllm_chunked_local_hybrid says which releases turn it off by default).
         allow = req.extra(D.CHUNKED_LOCAL_ENV)

@@ -63,6 +63,9 @@ class StageLayout(NamedTuple):
     bytes_per_block: int  # one block id across every layer of a group
     layers: tuple[PagedLayer, ...]  # the real layers (no padding)
     uniform: bool  # one group holding every layer (no hybrid allocator)
+    # Each distinct layer of ``layers`` and how many times it occurs: a model repeats a few
+    # layer shapes, and the length search asks for every layer's blocks at each step.
+    distinct: tuple[tuple[PagedLayer, int], ...] = ()
 
     @property
     def padding_layers(self) -> int:
@@ -76,7 +79,10 @@ class StageLayout(NamedTuple):
         """Blocks one request of ``max_model_len`` tokens takes (every group's share)."""
         if self.uniform:
             return max(
-                (layer.blocks_per_request(max_model_len, in_flight, old) for layer in self.layers),
+                (
+                    layer.blocks_per_request(max_model_len, in_flight, old)
+                    for layer, _ in self.distinct
+                ),
                 default=0,
             )
         return sum(g.layer.blocks_per_request(max_model_len, in_flight, old) for g in self.groups)
@@ -87,8 +93,8 @@ class StageLayout(NamedTuple):
         every group, padding included."""
         if old:
             return sum(
-                layer.blocks_per_request(max_model_len, in_flight, old) * layer.page_bytes
-                for layer in self.layers
+                layer.blocks_per_request(max_model_len, in_flight, old) * layer.page_bytes * count
+                for layer, count in self.distinct
             )
         return self.bytes_per_block * self.blocks_per_request(max_model_len, in_flight, old)
 
@@ -170,7 +176,8 @@ def stage_layout(layers: list[PagedLayer]) -> StageLayout:
         # One attention type: a single group; layers of different head sizes share block ids
         # (UniformTypeKVCacheSpecs: the page is the sum of the members' pages).
         group = KvGroup(layers[0], len(layers))
-        return StageLayout((group,), sum(layer.page_bytes for layer in layers), tuple(layers), True)
+        page = sum(layer.page_bytes for layer in layers)
+        return StageLayout((group,), page, tuple(layers), True, _distinct(layers))
     unified = _unify_pages(layers)
     counts = Counter((layer.kind, layer.window) for layer in unified)
     smallest, largest = min(counts.values()), max(counts.values())
@@ -184,4 +191,8 @@ def stage_layout(layers: list[PagedLayer]) -> StageLayout:
             members = min(group_size, count - index * group_size)
             groups.append(KvGroup(example, group_size, group_size - members))
     page = max(layer.page_bytes for layer in unified)
-    return StageLayout(tuple(groups), group_size * page, tuple(unified), False)
+    return StageLayout(tuple(groups), group_size * page, tuple(unified), False, _distinct(unified))
+
+
+def _distinct(layers: list[PagedLayer]) -> tuple[tuple[PagedLayer, int], ...]:
+    return tuple(Counter(layers).items())
