@@ -112,6 +112,9 @@ MODEL_NAMES = {
     "deepseek-coder-6.7b-instruct": "deepseek-ai/deepseek-coder-6.7b-instruct",
     "mistralai_mistral-7b-instruct-v0.2": "mistralai/Mistral-7B-Instruct-v0.2",
     "Qwen/Qwen1.5-72B-Chat-GGUF": "Qwen/Qwen1.5-72B-Chat",
+    # A Qwen3ForCausalLM fine-tune of Qwen3-0.6B-Base with the same config (28 layers, 8 KV
+    # heads of 128, vocabulary 151,669); the logged pool, 112 KiB a token, is that shape's.
+    "Qwen/Qwen3-Reranker-0.6B": "Qwen/Qwen3-0.6B",
 }
 _HUB_ID = re.compile(r"(?<![\w./~-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)")
 _CACHE_DIR = re.compile(r"models--([\w.-]+)--([\w.-]+)")

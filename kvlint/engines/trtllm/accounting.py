@@ -67,6 +67,13 @@ def _kept(window: int | None, context: int) -> float:
     return min(window, context) / context
 
 
+def _window(layer: LayerSpec, context: int) -> int:
+    """The tokens of a sequence a layer keeps: its window when bounded, else all of them."""
+    if layer.kind.bounded and layer.window and (not context or layer.window < context):
+        return layer.window
+    return context
+
+
 def activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
     """The profiling forward's peak over the weights: ``tokens`` hidden states and the MLP's
     fused gate/up output and its activation, in 16 bits (first principles, not fitted)."""
@@ -118,7 +125,8 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
     kv_tp = 1 if s.attention_dp else tp
     stage = spec.layers[start:end]
     per_token = sum(layer_bytes(layer, types, kv_tp) for layer in stage)
-    if any(layer.kind.bounded and layer.window for layer in stage):
+    windows = {_window(layer, context) for layer in stage if layer_bytes(layer, types, kv_tp)}
+    if len(windows) > 1:
         # Variable sliding-window attention: one pool per window size, the memory split in
         # proportion to window x that window's per-token size (kvCacheManager.cpp
         # calculateWindowSizeToShare), so every pool holds the same sequences of max_seq_len.
@@ -128,7 +136,10 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
             sum(layer_bytes(layer, types, kv_tp) * _kept(layer.window, context) for layer in stage)
         )
         notes.append("sliding-window layers in pools of their own window (VSWA)")
-    per_request = ceil_div(context, block)
+    # One window for every layer (Mistral 7B v0.1's 4,096): one pool of whole tokens, and a
+    # request holds at most its window (maxAttentionWindow = min(window, max_seq_len)).
+    held_tokens = min(windows) if len(windows) == 1 else context
+    per_request = ceil_div(held_tokens, block)
     base = replace(
         base,
         bytes_per_token=per_token,

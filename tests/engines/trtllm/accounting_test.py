@@ -111,3 +111,16 @@ def test_sliding_window_layers_share_the_pool_by_their_window() -> None:
     windows = {x.window for x in spec.layers if x.kind.bounded}
     assert windows == {1024}
     assert e.bytes_per_token == round(full + local * 1024 / 32768)
+
+
+def test_one_window_for_every_layer_is_one_pool_of_whole_tokens() -> None:
+    # Mistral 7B v0.1 keeps 4,096 tokens in every layer: nothing to split, a token costs the
+    # full 128 KiB (32 layers x 8 heads x 128 x K and V x 2 bytes), as the 0.9 runtime printed
+    # 5,167,382,528 bytes for 39,424 tokens; a request holds at most its window.
+    from testing.builders import catalog_model
+
+    spec = catalog_model("mistralai/Mistral-7B-v0.1")
+    s = settled("trtllm", spec=spec, gpu=None, max_model_len=32768, kv_cache_memory_bytes=GiB)
+    e = account(s)
+    assert e.bytes_per_token == 128 * 1024
+    assert e.blocks_per_request == 4096 // 32
