@@ -113,6 +113,9 @@ class EngineFacts(NamedTuple):
     # engines a GPU can run (vLLM, SGLang and TGI have no Metal backend; MLX's CUDA backend
     # is not modelled).
     vendors: tuple[str, ...] = ("nvidia", "amd")
+    # How to stop every tensor-parallel rank keeping a whole copy of an MLA latent cache: the
+    # engine's own switch, as a fix title (KV305).
+    mla_copies_fix: str = "Shard attention by data parallelism (`data_parallel_size`) instead of TP"
     # With no version named, the releases (one per line whose memory accounting differs,
     # besides the newest) a deployment is also sized at, so a verdict that hangs on the
     # release says so.

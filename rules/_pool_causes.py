@@ -35,7 +35,7 @@ def find(dep: Deployment, sizing: Sizing) -> Cause:
             f"{n.name(sizing, 'tensor_parallel_size')} {tp.value} keeps {tp.value} copies of "
             "the cache"
         )
-        title = "Shard attention by data parallelism (`data_parallel_size`) instead of TP"
+        title = settled.facts.mla_copies_fix
         admitted = _admitted(sizing)
         explained = admitted * tp.value if admitted else None
         return Cause(text, tp if n.explicit(tp) else fallback, n.fix(title), explained)

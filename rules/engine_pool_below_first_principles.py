@@ -87,7 +87,9 @@ class EnginePoolBelowFirstPrinciples(Rule):
     code = "KV305"
     name = "engine-pool-below-first-principles"
     severity = Severity.WARNING
-    engines = frozenset({"vllm", "sglang", "tgi"})  # llama.cpp's pool is its `-c`, not memory
+    # llama.cpp's pool is its `-c`, not memory; TensorRT-LLM pages sliding windows by window
+    # (VSWA), so of the causes only its MLA copies on tensor-parallel ranks apply to it.
+    engines = frozenset({"vllm", "sglang", "tgi", "trtllm"})
     fix_availability = FixAvailability.SOMETIMES
     Options = Options
 

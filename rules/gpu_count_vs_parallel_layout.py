@@ -81,7 +81,9 @@ def _names(facts: EngineFacts) -> tuple[str, str, str]:
 class GpuCountVsParallelLayout(Rule):
     """## What it does
     Checks the GPUs a workload requests against its engine's parallel layout. The layout is
-    tensor x pipeline x data parallel for vLLM and SGLang, the shard count for TGI. Fewer GPUs
+    tensor x pipeline x data parallel for vLLM and SGLang, tensor x pipeline for TensorRT-LLM
+    (its attention data parallelism runs inside the tensor-parallel ranks), the shard count
+    for TGI. Fewer GPUs
     than it needs and the engine fails to start; more, and the extra GPUs are paid for and idle.
     A LeaderWorkerSet group's or a Ray cluster's GPUs count together; with `--nnodes` (or
     vLLM's `--data-parallel-size-local`) each pod holds its share.
@@ -142,7 +144,7 @@ class GpuCountVsParallelLayout(Rule):
     code = "KV306"
     name = "gpu-count-vs-parallel-layout"
     severity = Severity.WARNING
-    engines = frozenset({"vllm", "sglang", "tgi"})
+    engines = frozenset({"vllm", "sglang", "tgi", "trtllm"})
     fix_availability = FixAvailability.ALWAYS
     needs_model = False
 

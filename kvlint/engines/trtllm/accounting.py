@@ -191,6 +191,14 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         max_tokens = s.max_tokens
         notes.append(f"kv_cache_config.max_tokens {s.max_tokens:,} caps the pool")
     blocks = ceil_div(max_tokens, block)
+    # With attention data parallelism every rank of the tensor-parallel group serves requests
+    # of its own from its own pool (all KV heads, each MLA latent once): the copy holds
+    # tp x the blocks of one rank, where plain TP keeps the same tokens on every rank.
+    ranks = tp if s.attention_dp and tp > 1 else 1
+    if ranks > 1:
+        notes.append(f"attention data parallelism: each of the {tp} ranks holds its own requests")
+    per_rank_blocks = blocks
+    blocks *= ranks
     pool_tokens = blocks * block
     common = replace(
         base,
@@ -203,7 +211,7 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         first_principles_tokens=KvSize(spec, types).tokens_fitting(available * tp * pp),
         notes=tuple(notes),
     )
-    if blocks == 0:
+    if per_rank_blocks == 0:
         return replace(
             common,
             fits=False,
@@ -213,8 +221,8 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
                 f"and buffers holds no block of {block} tokens"
             ),
         )
-    if blocks < per_request:
-        shortened = (blocks - 1) * block + 1
+    if per_rank_blocks < per_request:
+        shortened = (per_rank_blocks - 1) * block + 1
         if s.fail_fast:
             return replace(
                 common,

@@ -37,7 +37,14 @@ FACTS = EngineFacts(
     ),
     tp_heads_refusal="",
     fraction_of_free=True,
+    # The KV cache manager sizes an MLA layer as one latent head on every rank (kv_factor 1,
+    # head_dim kv_lora_rank + qk_rope_head_dim, not divided by TP); attention data parallelism
+    # gives each rank requests of its own instead.
+    mla_copies_fix="Enable attention data parallelism (`enable_attention_dp: true`) instead of TP",
     cache_dtype_releases=(((0,), KV_CACHE_DTYPES),),
-    # KV heads are duplicated when TP exceeds them (numKvHeads rounded up per rank).
-    parallel=ParallelRules("trtllm"),
+    # KV heads are duplicated when TP exceeds them (numKvHeads rounded up per rank). Its world
+    # is tp_size x pp_size MPI ranks, one GPU each (Mapping.world_size); attention data
+    # parallelism (enable_attention_dp) and expert parallelism run inside those ranks, so it
+    # has no data-parallel ranks of its own taking further GPUs.
+    parallel=ParallelRules("trtllm", data=False),
 )

@@ -124,3 +124,17 @@ def test_one_window_for_every_layer_is_one_pool_of_whole_tokens() -> None:
     e = account(s)
     assert e.bytes_per_token == 128 * 1024
     assert e.blocks_per_request == 4096 // 32
+
+
+def test_attention_data_parallelism_gives_each_rank_requests_of_its_own() -> None:
+    # DeepSeek-V2-Lite at TP 4: an MLA latent is one head on every rank, so plain TP keeps the
+    # same tokens four times; with enable_attention_dp the four pools hold different requests.
+    from testing.builders import catalog_model
+
+    spec = catalog_model("deepseek-ai/DeepSeek-V2-Lite-Chat")
+    common = {"spec": spec, "gpu": None, "kv_cache_memory_bytes": GiB, "tensor_parallel_size": 4}
+    plain_tp = account(settled("trtllm", **common))
+    dp = account(settled("trtllm", extras={"enable-attention-dp": True}, **common))
+    assert plain_tp.bytes_per_token == dp.bytes_per_token
+    assert plain_tp.num_blocks is not None and dp.num_blocks == 4 * plain_tp.num_blocks
+    assert dp.kv_cache_tokens == 4 * (plain_tp.kv_cache_tokens or 0)
