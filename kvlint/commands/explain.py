@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         from kvlint.config import find_config
         from kvlint.config import load_config
         from kvlint.config import resolve
+        from kvlint.files import shown_name
         from kvlint.linter import lint_paths
 
         settings = resolve(
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         found = lint_paths([args.file], settings).findings
         findings = [f for f in found if f.code == rule.code]
         count = f"{len(findings)} finding{'' if len(findings) == 1 else 's'}"
-        sys.stdout.write(f"\n{count} of {rule.code} in {args.file}\n\n")
+        sys.stdout.write(f"\n{count} of {rule.code} in {shown_name(args.file)}\n\n")
         sys.stdout.write(explain.arithmetic(findings))
         unread = [f for f in found if f.code.startswith("KV9") and f.severity is Severity.ERROR]
         if unread:

@@ -192,10 +192,16 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
             shown = " ".join(_strings(json.loads(outcome.out)))
         wanted = "%5Cxff%5Cxfe.yaml" if fmt == "sarif" else "\\xff\\xfe.yaml"  # a URI there
         assert wanted in shown, (fmt, shown[:300])
-    # Named on the command line: kvlint size's header and --stdin-filename (SARIF ended in an
-    # internal error; size printed the bytes, no UTF-8).
+    # Named on the command line: kvlint size's header, explain --file and --stdin-filename (SARIF
+    # ended in an internal error; size and explain printed the bytes, no UTF-8).
     size = run_kvlint(["size", "--offline", os.fsdecode(b"\xff\xfe.yaml")], tmp_path)
     assert size.code == 0 and "\ufffd" not in size.out and "\\xff\\xfe.yaml" in size.out, size
+    name = os.fsdecode(b"\xff\xfe.yaml")
+    explain = run_kvlint(
+        ["explain", "KV301", "--offline", "--gpu", "H100", "--file", name], tmp_path
+    )
+    assert explain.code == 0 and "\ufffd" not in explain.out, explain
+    assert "1 finding of KV301 in \\xff\\xfe.yaml" in explain.out, explain.out[-300:]
     stdin = subprocess.run(
         [sys.executable, "-m", "kvlint", "check", "--offline", "--no-config", "--format", "sarif",
          "-", "--stdin-filename", os.fsdecode(b"\xff\xfe.yaml")],
