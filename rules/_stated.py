@@ -291,5 +291,6 @@ def gpus_needed(
         weights = engine.weights_bytes * settled.model_gpus
     if weights is None:
         return None
-    usable = gpu.total_bytes * (fraction or engine.memory_fraction or 0.9)
+    # llama.cpp and Ollama have no memory fraction: they plan with the whole of the GPU.
+    usable = gpu.total_bytes * (fraction or engine.memory_fraction or 1.0)
     return math.ceil((weights + users.value * per_sequence(context)) / usable)

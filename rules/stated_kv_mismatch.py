@@ -99,11 +99,16 @@ class StatedKvMismatch(Rule):
             if v.claim == "gpus_needed":
                 cap = n.settled(sizing).max_num_seqs
                 users = dep.claims.concurrency or (cap if n.explicit(cap) else None)
+                # An engine with no memory fraction (llama.cpp, Ollama) plans with all of it.
+                at_fraction = (
+                    ""
+                    if v.matched == v.correct
+                    else f", and {v.correct} at the engine's memory fraction"
+                )
                 message = (
                     f"`gpus_needed` {v.stated.value} cannot hold {n.model_name(spec)} and "
                     f"{users.value if users else '?'} sequences of {v.context} tokens: even "
-                    f"filled to the last byte that takes {v.matched} GPUs, and {v.correct} at "
-                    f"the engine's memory fraction"
+                    f"filled to the last byte that takes {v.matched} GPUs{at_fraction}"
                 )
                 fix = n.fix(f"Set `gpus_needed` to {v.correct}", v.stated, str(v.correct))
                 numbers: tuple[tuple[str, str], ...] = (
