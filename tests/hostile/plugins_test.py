@@ -128,6 +128,7 @@ def check(env: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[
 
 def test_every_misbehaving_rule_is_one_kv908_naming_its_plugin(env: Path, tmp_path: Path) -> None:
     done = check(env, tmp_path, "--format", "json")
+    assert done.stdout.startswith("{"), (done.returncode, done.stderr)
     report = json.loads(done.stdout)  # nothing a plugin printed is in it
     assert done.returncode == 2, done.stderr
     failures = {f["message"] for f in report["findings"] if f["code"] == "KV909"}
