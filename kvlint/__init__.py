@@ -13,9 +13,12 @@ REPOSITORY = "https://github.com/kvcache-lint/kvlint"
 
 
 def _install_record_code() -> None:
-    # Before any record is defined: kvlint's records get their methods precompiled.
+    # Before any record is defined: kvlint's records get their methods precompiled, and
+    # dataclasses finds inspect deferred.
+    from kvlint.record_code import defer_inspect
     from kvlint.record_code import install
 
+    defer_inspect()
     install()
 
 

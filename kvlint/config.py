@@ -159,6 +159,8 @@ def config_schema() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class LoadedConfig:
+    """A configuration as read: the settings, the file they came from and its text."""
+
     config: Config
     path: Path | None = None  # None: no file (defaults)
     text: str = ""

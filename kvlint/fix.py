@@ -93,6 +93,8 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Round:
+    """One pass of fixes over a text: the new text, the fixes applied and skipped."""
+
     text: str
     applied: tuple[Applied, ...]
     skipped: tuple[Skipped, ...]
@@ -197,6 +199,8 @@ class FileFix:
 
 @dataclass(frozen=True)
 class FixRun:
+    """What ``--fix`` did to each file."""
+
     files: tuple[FileFix, ...] = field(default=())
 
     @property

@@ -66,6 +66,8 @@ def _ending(raw: str, line_start: int) -> str:
 
 @dataclass(frozen=True)
 class Range:
+    """A replacement: the text to put between two offsets."""
+
     start: int
     end: int
     text: str

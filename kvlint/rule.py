@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import inspect
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -75,6 +74,8 @@ class Rule:
 
     @classmethod
     def doc(cls) -> RuleDoc:
+        import inspect  # for `kvlint explain` and documentation only: off a check's start-up
+
         return parse_doc(inspect.getdoc(cls) or "")
 
 

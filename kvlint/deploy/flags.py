@@ -50,6 +50,8 @@ class Setting:
 
 @dataclass(frozen=True)
 class EngineSpec:
+    """An engine's command line as data: its settings, options, aliases and spellings."""
+
     name: str
     settings: Mapping[str, Setting]
     known: Mapping[str, Arity]  # every real option, canonical long name -> arity

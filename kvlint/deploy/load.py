@@ -35,6 +35,8 @@ MAX_BYTES = reading.DEPLOYMENT.limit
 
 @dataclass
 class LoadResult:
+    """One file read: its text, the deployments found in it and the problems met."""
+
     path: str  # the display path
     text: str
     deployments: list[Deployment] = field(default_factory=list)

@@ -31,6 +31,8 @@ _LLAMA4 = frozenset({"llama4", "llama4_text"})
 
 @dataclass(frozen=True)
 class ParamEstimate:
+    """A model's parameter counts as estimated from its config."""
+
     total: int | None
     active: int | None
     num_experts: int | None

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReportOptions:
+    """How a report is written (the command-line options reporters read)."""
+
     color: bool = False  # ANSI colour (rich) allowed
     statistics: bool = False  # --statistics: counts per code instead of one line per finding
     show_fixes: bool = True  # mention a fix title when a finding has one

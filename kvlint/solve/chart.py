@@ -26,6 +26,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Chart:
+    """A chart as data: its axes, series, marker and labelled points."""
+
     title: str
     x_label: str
     y_label: str

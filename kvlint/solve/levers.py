@@ -57,6 +57,8 @@ class Lever:
 
 @dataclass(frozen=True)
 class _Option:
+    """One lever the solver may pull, and whether it is offered."""
+
     group: str
     label: str
     current: bool

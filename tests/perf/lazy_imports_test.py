@@ -249,3 +249,32 @@ def test_a_vllm_deployment_imports_no_other_engine(tmp_path: Path) -> None:
     }
     assert "vllm" in engines
     assert engines.isdisjoint({"sglang", "tgi", "llamacpp", "ollama"}), sorted(engines)
+
+
+@pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="dataclasses reads annotations with inspect from 3.12"
+)
+@pytest.mark.parametrize("name", ["deploy.yaml", "plan.yaml"])
+def test_a_check_never_imports_inspect(tmp_path: Path, name: str) -> None:
+    text = KUBERNETES if name == "deploy.yaml" else (REPO / "examples" / "deploy.yaml").read_text()
+    (tmp_path / name).write_text(text)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--gpu", "L4", name)
+    assert code == 1
+    assert modules.isdisjoint({"inspect", "dis", "ast", "tokenize"})
+
+
+def test_an_undocumented_dataclass_still_gets_its_signature_as_doc(tmp_path: Path) -> None:
+    # dataclasses' `inspect` is deferred, not gone: a plugin's record without a docstring
+    # loads it and reads its signature as before.
+    probe = (
+        "import kvlint, dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n"
+        "    x: int\n"
+        "    y: str = ''\n"
+        "print(Point.__doc__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "Point(x: int, y: str = '')"
