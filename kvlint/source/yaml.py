@@ -95,8 +95,10 @@ def _ruamel() -> _Backend:
 @cache
 def _libyaml() -> _Backend | None:
     """PyYAML's libyaml composer when installed: ~30x faster than pure-Python composing."""
+    from kvlint.source.pyyaml import import_yaml
+
     try:
-        import yaml  # type: ignore[import-untyped]
+        yaml = import_yaml()
     except ImportError:
         return None
     loader = getattr(yaml, "CSafeLoader", None)
@@ -579,9 +581,9 @@ _JSON_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+
 @cache
 def _yaml11_resolver() -> Any:
     """PyYAML's resolver (YAML 1.1, what vLLM's `yaml.safe_load` of a --config file uses)."""
-    from yaml.resolver import Resolver  # type: ignore[import-untyped]
+    from kvlint.source.pyyaml import import_yaml
 
-    return Resolver()
+    return import_yaml().resolver.Resolver()
 
 
 def implicit_tag(text: str, *, json: bool = False) -> str:
@@ -596,9 +598,9 @@ def implicit_tag(text: str, *, json: bool = False) -> str:
         if _JSON_INT_RE.fullmatch(text):
             return _TAG + "int"
         return _TAG + ("float" if _JSON_FLOAT_RE.fullmatch(text) else "str")
-    import yaml
+    from kvlint.source.pyyaml import import_yaml
 
-    tag: str = _yaml11_resolver().resolve(yaml.ScalarNode, text, (True, False))
+    tag: str = _yaml11_resolver().resolve(import_yaml().ScalarNode, text, (True, False))
     return tag
 
 

@@ -278,3 +278,52 @@ def test_an_undocumented_dataclass_still_gets_its_signature_as_doc(tmp_path: Pat
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "Point(x: int, y: str = '')"
+
+
+def _run(tmp_path: Path, probe: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_check_never_compiles_pyyamls_printable_character_pattern(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(KUBERNETES)
+    probe = (
+        "import re, sys\n"
+        "from kvlint.main import main\n"
+        "main(['check', '--format', 'concise', '--gpu', 'L4', 'deploy.yaml'])\n"
+        "from yaml.reader import Reader\n"
+        "print(isinstance(Reader.NON_PRINTABLE, re.Pattern), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "KV" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_the_deferred_pattern_is_pyyamls_and_still_refuses_what_it_refused(
+    tmp_path: Path,
+) -> None:
+    # Without kvlint, PyYAML compiles exactly the text kvlint defers (else it is not deferred).
+    probe = (
+        "from yaml.reader import Reader\n"
+        "from kvlint.source.pyyaml import NON_PRINTABLE\n"
+        "print(Reader.NON_PRINTABLE.pattern == NON_PRINTABLE)\n"
+    )
+    assert _run(tmp_path, probe) == "True"
+    # Deferred, the pure-Python reader refuses a control character as before, and the
+    # compiled pattern takes the stand-in's place.
+    probe = (
+        "import re\n"
+        "from kvlint.source.pyyaml import import_yaml\n"
+        "yaml = import_yaml()\n"
+        "print(isinstance(yaml.reader.Reader.NON_PRINTABLE, re.Pattern))\n"
+        "try:\n"
+        "    yaml.load('a: \\x07', Loader=yaml.SafeLoader)\n"
+        "except yaml.reader.ReaderError as error:\n"
+        "    print(error.character == 7)\n"
+        "print(isinstance(yaml.reader.Reader.NON_PRINTABLE, re.Pattern))\n"
+    )
+    assert _run(tmp_path, probe).split() == ["False", "True", "True"]
