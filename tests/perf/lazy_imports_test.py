@@ -263,6 +263,20 @@ def test_a_check_never_imports_inspect(tmp_path: Path, name: str) -> None:
     assert modules.isdisjoint({"inspect", "dis", "ast", "tokenize"})
 
 
+@pytest.mark.parametrize("name", ["deploy.yaml", "plan.yaml"])
+def test_a_check_of_one_file_starts_no_thread_machinery_or_pkgutil(
+    tmp_path: Path, name: str
+) -> None:
+    # The catalog's data is read through its package's loader, and the Hub budget's lock is a
+    # plain lock: a check that asks the Hub nothing imports neither threading nor pkgutil.
+    text = KUBERNETES if name == "deploy.yaml" else (REPO / "examples" / "deploy.yaml").read_text()
+    (tmp_path / name).write_text(text)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--gpu", "L4", name)
+    assert code == 1
+    assert "kvlint.model.catalog" in modules  # the model was resolved from the catalog
+    assert modules.isdisjoint({"threading", "pkgutil", "tempfile", "zipfile"})
+
+
 def test_an_undocumented_dataclass_still_gets_its_signature_as_doc(tmp_path: Path) -> None:
     # dataclasses' `inspect` is deferred, not gone: a plugin's record without a docstring
     # loads it and reads its signature as before.
