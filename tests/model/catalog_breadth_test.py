@@ -1,0 +1,60 @@
+"""Catalog entries read from config copies in serving projects' test data and pull requests:
+each new shape sized from its published config, and each encoder refused with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.arith.kv import kv_size
+from kvlint.errors import UnsizedArchitecture
+from kvlint.model import catalog
+from kvlint.model.spec import CacheKind
+
+
+def test_laguna_grows_on_its_full_layers_and_bounds_the_512_token_windows() -> None:
+    # Laguna-XS.2: layer_types full, sliding, sliding, sliding, ... over 40 layers; 8 KV heads
+    # of 128 on every layer, the sliding ones windowed at 512 tokens
+    spec = catalog.entry_spec("poolside/Laguna-XS.2-FP8")
+    assert spec.layer_counts() == {"full": 10, "sliding": 30}
+    assert spec.sliding_window == 512
+    kv = kv_size(spec)
+    assert kv.per_token_bytes == 10 * 2 * 8 * 128 * 2
+    assert kv.bounded_bytes(100_000) == 30 * 512 * 2 * 8 * 128 * 2
+    bigger = catalog.entry_spec("poolside/Laguna-S-2.1-FP8")
+    assert bigger.layer_counts() == {"full": 12, "sliding": 36}
+
+
+@pytest.mark.parametrize(
+    "model_id", ["zai-org/GLM-5.3", "zai-org/GLM-5.3-FP8", "nvidia/GLM-5.3-NVFP4"]
+)
+def test_glm_5_3_caches_one_latent_per_layer(model_id: str) -> None:
+    # kv_lora_rank 512 + qk_rope_head_dim 64 per token on each of the 78 layers, in bfloat16
+    spec = catalog.entry_spec(model_id)
+    assert {layer.kind for layer in spec.layers} == {CacheKind.MLA}
+    assert kv_size(spec).per_token_bytes == 78 * (512 + 64) * 2
+
+
+def test_yi_34b_is_grouped_query_attention_with_8_kv_heads() -> None:
+    spec = catalog.entry_spec("01-ai/Yi-34B")
+    assert kv_size(spec).per_token_bytes == 2 * 60 * 8 * 128 * 2  # not 56 KV heads
+    assert spec.max_position_embeddings == 4096
+
+
+@pytest.mark.parametrize(
+    ("model_id", "model_type"),
+    [
+        ("BAAI/bge-reranker-v2-m3", "xlm-roberta"),
+        ("BAAI/bge-reranker-large", "xlm-roberta"),
+        ("intfloat/multilingual-e5-large", "xlm-roberta"),
+        ("ibm-granite/granite-embedding-125m-english", "roberta"),
+        ("ibm-granite/granite-embedding-278m-multilingual", "xlm-roberta"),
+        ("sentence-transformers/all-roberta-large-v1", "roberta"),
+    ],
+)
+def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
+    model_id: str, model_type: str
+) -> None:
+    entry = catalog.get_entry(model_id)
+    assert entry is not None and entry.unsized is not None and "encoder" in entry.unsized
+    with pytest.raises(UnsizedArchitecture, match=f"model_type '{model_type}'"):
+        catalog.entry_spec(model_id)
