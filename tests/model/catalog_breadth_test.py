@@ -58,3 +58,59 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
     assert entry is not None and entry.unsized is not None and "encoder" in entry.unsized
     with pytest.raises(UnsizedArchitecture, match=f"model_type '{model_type}'"):
         catalog.entry_spec(model_id)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "per_token_bytes"),
+    [
+        # 2 (K, V) x layers x KV heads x head size x 2 bytes, from each published config
+        ("internlm/internlm3-8b-instruct", 2 * 48 * 2 * 128 * 2),  # read with vLLM's Llama class
+        ("01-ai/Yi-1.5-9B-Chat", 2 * 48 * 4 * 128 * 2),
+        ("baichuan-inc/Baichuan2-13B-Chat", 2 * 40 * 40 * 128 * 2),  # no grouping
+        ("Alibaba-NLP/gte-Qwen2-1.5B-instruct", 2 * 28 * 2 * 128 * 2),
+        ("CohereForAI/c4ai-command-r-08-2024", 2 * 40 * 8 * 128 * 2),
+        ("allenai/OLMo-2-0425-1B", 2 * 16 * 16 * 128 * 2),
+        ("moonshotai/Kimi-K2.6", 61 * (512 + 64) * 2),  # the Kimi K2 latent under a vision wrapper
+    ],
+)
+def test_sizes_from_the_published_configs(model_id: str, per_token_bytes: int) -> None:
+    assert kv_size(catalog.entry_spec(model_id)).per_token_bytes == per_token_bytes
+
+
+def test_command_r7b_windows_three_layers_in_four() -> None:
+    spec = catalog.entry_spec("CohereForAI/c4ai-command-r7b-12-2024")
+    assert spec.layer_counts() == {"full": 8, "sliding": 24}
+    assert spec.sliding_window == 4096
+    assert kv_size(spec).per_token_bytes == 8 * 2 * 8 * 128 * 2
+
+
+def test_gte_qwen2_reads_its_disabled_window_as_full_attention() -> None:
+    spec = catalog.entry_spec("Alibaba-NLP/gte-Qwen2-1.5B-instruct")
+    assert spec.sliding_window is None
+    assert any("use_sliding_window" in note for note in spec.notes)
+
+
+@pytest.mark.parametrize("model_id", ["MiniMaxAI/MiniMax-M1-80k", "MiniMaxAI/MiniMax-M1-40k"])
+def test_minimax_m1_is_refused_for_its_lightning_attention(model_id: str) -> None:
+    entry = catalog.get_entry(model_id)
+    assert entry is not None and entry.unsized is not None and "lightning" in entry.unsized
+    with pytest.raises(UnsizedArchitecture, match="attn_type_list"):
+        catalog.entry_spec(model_id)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "model_type"),
+    [
+        ("BAAI/bge-m3", "xlm-roberta"),
+        ("BAAI/bge-base-en-v1.5", "bert"),
+        ("intfloat/e5-large-v2", "bert"),
+        ("mixedbread-ai/mxbai-embed-large-v1", "bert"),
+        ("nomic-ai/nomic-embed-text-v1.5", "nomic_bert"),
+        ("Snowflake/snowflake-arctic-embed-m-long", "nomic_bert"),
+    ],
+)
+def test_embedding_models_read_from_hub_pages_are_refused_as_encoders(
+    model_id: str, model_type: str
+) -> None:
+    with pytest.raises(UnsizedArchitecture, match=f"model_type '{model_type}'.*encoder"):
+        catalog.entry_spec(model_id)

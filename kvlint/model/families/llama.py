@@ -82,6 +82,7 @@ MODEL_TYPES = (
     "granite",
     "granitemoe",
     "internlm2",
+    "internlm3",  # vLLM serves InternLM3ForCausalLM with its Llama class: GQA of `head_dim`
     "yi",
     "deepseek",
     "cohere",
