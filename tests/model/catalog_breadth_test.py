@@ -71,6 +71,9 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
         ("CohereForAI/c4ai-command-r-08-2024", 2 * 40 * 8 * 128 * 2),
         ("allenai/OLMo-2-0425-1B", 2 * 16 * 16 * 128 * 2),
         ("moonshotai/Kimi-K2.6", 61 * (512 + 64) * 2),  # the Kimi K2 latent under a vision wrapper
+        ("01-ai/Yi-1.5-34B-Chat", 2 * 60 * 8 * 128 * 2),
+        ("01-ai/Yi-Coder-1.5B-Chat", 2 * 24 * 16 * 128 * 2),
+        ("internlm/internlm2_5-20b", 2 * 48 * 8 * 128 * 2),
     ],
 )
 def test_sizes_from_the_published_configs(model_id: str, per_token_bytes: int) -> None:
@@ -107,6 +110,9 @@ def test_minimax_m1_is_refused_for_its_lightning_attention(model_id: str) -> Non
         ("mixedbread-ai/mxbai-embed-large-v1", "bert"),
         ("nomic-ai/nomic-embed-text-v1.5", "nomic_bert"),
         ("Snowflake/snowflake-arctic-embed-m-long", "nomic_bert"),
+        ("Snowflake/snowflake-arctic-embed-l-v2.0", "xlm-roberta"),
+        ("sentence-transformers/all-MiniLM-L6-v2", "bert"),
+        ("BAAI/bge-reranker-base", "xlm-roberta"),
     ],
 )
 def test_embedding_models_read_from_hub_pages_are_refused_as_encoders(
