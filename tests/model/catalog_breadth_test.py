@@ -74,6 +74,7 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
         ("01-ai/Yi-1.5-34B-Chat", 2 * 60 * 8 * 128 * 2),
         ("01-ai/Yi-Coder-1.5B-Chat", 2 * 24 * 16 * 128 * 2),
         ("internlm/internlm2_5-20b", 2 * 48 * 8 * 128 * 2),
+        ("CohereForAI/c4ai-command-r-plus-08-2024", 2 * 64 * 8 * 128 * 2),
     ],
 )
 def test_sizes_from_the_published_configs(model_id: str, per_token_bytes: int) -> None:
@@ -120,3 +121,13 @@ def test_embedding_models_read_from_hub_pages_are_refused_as_encoders(
 ) -> None:
     with pytest.raises(UnsizedArchitecture, match=f"model_type '{model_type}'.*encoder"):
         catalog.entry_spec(model_id)
+
+
+def test_command_r_plus_08_2024_is_its_own_release_not_an_alias_of_the_first() -> None:
+    # the refresh publishes 131072 positions and bfloat16 (the first release: 8192 positions
+    # with model_max_length 131072, float16); a lookup of either name gets its own config
+    refresh = catalog.lookup("CohereLabs/c4ai-command-r-plus-08-2024")
+    first = catalog.lookup("CohereForAI/c4ai-command-r-plus")
+    assert refresh is not None and first is not None
+    assert refresh.max_position_embeddings == 131072 and refresh.dtype == "bfloat16"
+    assert first.dtype == "float16"
