@@ -22,7 +22,7 @@ INTERMEDIATE_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim
 # Two-matrix MLPs (up, down); every other family gates (gate, up, down).
 _UNGATED = frozenset(
     {"gpt2", "gpt_bigcode", "falcon", "gpt_neox", "gptj", "bloom", "opt", "mpt", "phi",
-     "starcoder2", "nemotron_h", "dbrx"}
+     "starcoder2", "nemotron_h", "nemotron", "dbrx"}
 )  # fmt: skip
 
 

@@ -75,6 +75,9 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
         ("01-ai/Yi-Coder-1.5B-Chat", 2 * 24 * 16 * 128 * 2),
         ("internlm/internlm2_5-20b", 2 * 48 * 8 * 128 * 2),
         ("CohereForAI/c4ai-command-r-plus-08-2024", 2 * 64 * 8 * 128 * 2),
+        ("nvidia/Mistral-NeMo-Minitron-8B-Instruct", 2 * 40 * 8 * 128 * 2),
+        ("nvidia/Minitron-8B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 4096 / 48
+        ("allenai/Llama-3.1-Tulu-3-8B", 2 * 32 * 8 * 128 * 2),
     ],
 )
 def test_sizes_from_the_published_configs(model_id: str, per_token_bytes: int) -> None:
@@ -131,3 +134,10 @@ def test_command_r_plus_08_2024_is_its_own_release_not_an_alias_of_the_first() -
     assert refresh is not None and first is not None
     assert refresh.max_position_embeddings == 131072 and refresh.dtype == "bfloat16"
     assert first.dtype == "float16"
+
+
+def test_minitron_counts_its_two_matrix_relu2_mlp() -> None:
+    # NemotronMLP is up_proj and down_proj (relu2), no gate: read as gated, the 8.3B model
+    # would count 2.1B parameters it does not have and its weights would crowd out the cache
+    spec = catalog.entry_spec("nvidia/Minitron-8B-Base")
+    assert spec.param_count is not None and 8.0e9 < spec.param_count < 8.5e9

@@ -103,6 +103,7 @@ MODEL_TYPES = (
     "bloom",
     "opt",
     "mpt",
+    "nemotron",  # Minitron / Nemotron-4: vLLM NemotronAttention is GQA of `head_dim` (partial RoPE)
     "dbrx",
     "baichuan",
     # Read from their configs (ai-dynamo/aiconfigurator's mirrors and the Hub): every layer is
