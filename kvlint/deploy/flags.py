@@ -67,6 +67,9 @@ class EngineSpec:
     # JSON options that also take one key at a time (vLLM's `--hf-overrides.head_dim=1024`,
     # `--compilation-config.level 3`): canonical names.
     dotted: frozenset[str] = frozenset()
+    # Options naming a YAML file of the engine's own settings, read after (over) its command
+    # line (TensorRT-LLM's --extra_llm_api_options): canonical names.
+    config_files: tuple[str, ...] = ()
 
     def absent_in(self, name: str, version: str) -> str | None:
         """Why ``--name`` is not a flag of ``version`` (from the releases read), else None.

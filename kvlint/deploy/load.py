@@ -134,6 +134,7 @@ def _read_documents(
     from kvlint.deploy.claims import model_resources
     from kvlint.deploy.gpu_facts import device_requests
     from kvlint.deploy.gpu_facts import read_visible_gpus
+    from kvlint.deploy.mounted import config_map_files
 
     ctx = Context(source, problems)
     deployments: list[Deployment] = []
@@ -142,10 +143,20 @@ def _read_documents(
     roots = [document.root for document in documents]
     resources = model_resources(roots)
     ctx.devices = device_requests(roots)
+    ctx.config_files = config_map_files(roots)
     for document in documents:
         found = _read_document(document, ctx)
         attach(document.root, found, resources)
         deployments.extend(found)
+    if ctx.mounted:
+        # A ConfigMap's engine config that a container of the file reads through its flags
+        # was read into that container's deployment: not a deployment of its own as well.
+        read = ctx.mounted
+        deployments = [
+            dep
+            for dep in deployments
+            if not (dep.carrier == "engine_yaml" and (dep.span.line, dep.span.column) in read)
+        ]
     for dep in deployments:
         read_visible_gpus(dep)
         ctx.problems.extend(dep.problems)

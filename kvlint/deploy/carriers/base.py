@@ -17,6 +17,7 @@ from kvlint.source.text import SourceText
 
 if TYPE_CHECKING:
     from kvlint.deploy.gpu_facts import DeviceRequest
+    from kvlint.deploy.mounted import ConfigFiles
 
 
 @dataclass
@@ -27,6 +28,10 @@ class Context:
     problems: list[InputProblem] = field(default_factory=list)
     # The file's DRA ResourceClaims and ResourceClaimTemplates, by name (a pod's claims).
     devices: dict[str, DeviceRequest] = field(default_factory=dict)
+    # The file's ConfigMap YAML files (kvlint.deploy.mounted), and the (line, column) of each
+    # one a container reads through its flags: read there, not again on its own.
+    config_files: ConfigFiles = field(default_factory=dict)
+    mounted: set[tuple[int, int]] = field(default_factory=set)
 
     @property
     def path(self) -> str:

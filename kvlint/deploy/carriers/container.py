@@ -34,6 +34,9 @@ from kvlint.deploy.gpu_facts import claimed_devices
 from kvlint.deploy.gpu_facts import conflicts
 from kvlint.deploy.gpu_facts import resource_device
 from kvlint.deploy.gpu_facts import scheduling_facts
+from kvlint.deploy.interpret import Engine
+from kvlint.deploy.mounted import ConfigFiles
+from kvlint.deploy.mounted import mounted_file
 from kvlint.deploy.search import image_text
 from kvlint.deploy.serving import engine_title
 from kvlint.deploy.serving import flags_engine
@@ -91,6 +94,9 @@ class PodFacts:
     gpu_facts: list[GpuFact] = field(default_factory=list)
     pod_spec: Mapping | None = None
     devices: dict[str, DeviceRequest] = field(default_factory=dict)
+    # The file's ConfigMap YAML files, and where to note the ones a container reads.
+    config_files: ConfigFiles = field(default_factory=dict)
+    mounted: set[tuple[int, int]] = field(default_factory=set)
 
 
 def scalar_sourced(node: Node | None) -> Sourced[str] | None:
@@ -263,6 +269,8 @@ def container_deployment(
         if invocation.launcher.startswith("dynamo."):
             tokens = _drop_flags(tokens, DYNAMO_FLAGS)
         engine.apply_args(dep, tokens)
+    if pod is not None and pod.config_files:
+        _read_mounted_configs(dep, engine, container, pod)
     dep.gpu_count = gpu_from_resources(container.get("resources"), problems)
     facts: list[GpuFact] = []
     if pod is not None:
@@ -283,6 +291,22 @@ def container_deployment(
         dep.gpu_count = dep.gpu_count or count
     dep.problems.extend(conflicts(facts, dep.gpu_count))
     return dep
+
+
+def _read_mounted_configs(
+    dep: Deployment, engine: Engine, container: Mapping, pod: PodFacts
+) -> None:
+    """The engine's own config file (``--extra_llm_api_options /etc/x.yaml``) when the pod
+    mounts it from a ConfigMap of the same file: its keys are read with their spans there."""
+    for option in engine.spec.config_files:
+        path = dep.settings.get(option)
+        if path is None or not isinstance(path.value, str):
+            continue
+        root = mounted_file(path.value, pod.pod_spec, container, pod.config_files)
+        if root is None:
+            continue
+        engine.apply_mapping(dep, root)
+        pod.mounted.add((root.span.line, root.span.column))
 
 
 def unread_server(

@@ -43,7 +43,12 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
             name=f"{label} service {key.text}",
             carrier=NAME,
             problems=ctx.problems,
-            pod=PodFacts(gpu=gpu_from_scheduling(pod)),
+            pod=PodFacts(
+                gpu=gpu_from_scheduling(pod),
+                pod_spec=pod,
+                config_files=ctx.config_files,  # --extra-engine-args from a ConfigMap
+                mounted=ctx.mounted,
+            ),
             extra_env=env_tokens(service.get("envs")).items(),
         )
         if dep is None:

@@ -64,11 +64,14 @@ def pod_facts(
     template: Node | None,
     workload: Node | None = None,
     devices: dict[str, DeviceRequest] | None = None,
+    ctx: Context | None = None,
 ) -> PodFacts:
     """The pod's GPU and annotations: the workload object's (``kubectl annotate deployment``),
     then the pod template's on top of them; its GPU facts and the file's DRA claims."""
     found = scheduling_facts(pod_spec)
     facts = PodFacts(gpu=choose(found), gpu_facts=found, pod_spec=pod_spec, devices=devices or {})
+    if ctx is not None:  # the file's ConfigMaps: config files the containers mount
+        facts.config_files, facts.mounted = ctx.config_files, ctx.mounted
     if workload is not None and workload is not template:
         _annotations(workload, facts)
     if template is not None:
@@ -99,7 +102,7 @@ def pod_deployments(
     extra_env: list[tuple[str, Token]] | None = None,
 ) -> list[Deployment]:
     """One Deployment per container of a pod spec that runs an engine."""
-    facts = pod_facts(pod_spec, template, workload, ctx.devices)
+    facts = pod_facts(pod_spec, template, workload, ctx.devices, ctx)
     deployments: list[Deployment] = []
     containers = pod_spec.sequence("containers")
     for index, container in enumerate(containers.items if containers is not None else []):

@@ -73,6 +73,9 @@ SPEC = EngineSpec(
     underscores=True,  # trtllm-serve writes --max_batch_size, Dynamo --max-batch-size
     negatable=True,  # Dynamo's add_negatable_bool_argument: --no-enable-attention-dp
     model_flag="model",
+    # serve.py: the --extra_llm_api_options YAML updates the LLM arguments the flags built;
+    # Dynamo's worker reads --extra-engine-args the same way.
+    config_files=("extra-llm-api-options", "extra-engine-args"),
 )
 
 
