@@ -148,6 +148,10 @@ class Deployment:
     # GPUs across the pods one engine spans (a LeaderWorkerSet group, a Ray cluster), when it
     # spans more than its own pod; `gpu_count` stays the pod's own.
     group_gpus: Sourced[int] | None = None
+    # Who picks the parallel layout when no file states it, if not the engine's default (the
+    # NIM launcher chooses a profile for the GPUs it finds): a stated size is then the only one
+    # that can disagree with the GPUs.
+    layout_picked_by: str | None = None
     # GPUs the engine sees when ``CUDA_VISIBLE_DEVICES`` (or ``NVIDIA_VISIBLE_DEVICES``) lists
     # device numbers, spanned at the variable's value, and the variable's name.
     visible_gpus: Sourced[int] | None = None

@@ -153,8 +153,11 @@ class GpuCountVsParallelLayout(Rule):
         if facts is None:
             return
         layout = _layout(dep, sizing)
-        if facts.parallel.shards_over_visible_gpus and (layout.tp is None or layout.tp.default):
-            return  # TGI shards over every GPU it sees unless --num-shard says otherwise
+        chooses = facts.parallel.shards_over_visible_gpus or dep.layout_picked_by is not None
+        if chooses and (layout.tp is None or layout.tp.default):
+            # TGI shards over every GPU it sees unless --num-shard says otherwise; a NIM's
+            # launcher picks a profile for the GPUs it finds unless NIM_TENSOR_PARALLEL_SIZE does.
+            return
         if _RUNTIME.intersection(dep.runtime) or any("out of scope" in m for m in sizing.missing):
             return  # a size filled in at run time, or an accelerator whose cores TP counts
         if any(_ARGS_VARIABLE.search(value.value) for value in dep.runtime.values()):

@@ -18,6 +18,8 @@ from kvlint.deploy.argv import Token
 from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
+from kvlint.source.nodes import Mapping as MappingNode
+from kvlint.source.nodes import Scalar
 
 PROFILE = "NIM_MODEL_PROFILE"
 # NIM variable -> the Deployment field it sets, whichever engine the profile runs.
@@ -83,3 +85,29 @@ def apply(
         name = by_field.get(field)
         if token is not None and name is not None:
             engine.set(dep, name, token.text, token, spelled=var)
+    if "NIM_TENSOR_PARALLEL_SIZE" not in env and PROFILE not in env:
+        dep.layout_picked_by = "the NIM launcher, which picks a profile for the GPUs it finds"
+
+
+def multi_node(dep: Deployment, spec: MappingNode, engine: Engine) -> None:
+    """A ``NIMService``'s ``multiNode.parallelism``: the operator runs a LeaderWorkerSet of
+    ``pipeline`` pods and sets NIM_TENSOR_PARALLEL_SIZE / NIM_PIPELINE_PARALLEL_SIZE from it
+    (k8s-nim-operator ``getLWSCommonEnv``; the service's own ``env`` wins). Its GPUs are the
+    pods' GPUs together."""
+    parallelism = spec.dig("multiNode", "parallelism")
+    if not isinstance(parallelism, MappingNode):
+        return
+    by_field = {s.field: s.name for s in engine.spec.settings.values() if s.field}
+    sizes = {"tensor": "tensor_parallel_size", "pipeline": "pipeline_parallel_size"}
+    for key, field in sizes.items():
+        node = parallelism.get(key)
+        name = by_field.get(field)
+        if not isinstance(node, Scalar) or node.value is None or name is None:
+            continue
+        if getattr(dep, field) is None:  # the service's env set it: that wins
+            engine.set(dep, name, node.text, Token(node.text, node), spelled=f"parallelism.{key}")
+    dep.layout_picked_by = None
+    pipeline = dep.pipeline_parallel_size
+    if dep.gpu_count is not None and pipeline is not None and pipeline.value > 1:
+        total = dep.gpu_count.value * pipeline.value
+        dep.group_gpus = Sourced(total, dep.gpu_count.span, dep.gpu_count.raw)

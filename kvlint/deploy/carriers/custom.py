@@ -11,6 +11,7 @@ holds no container is another kind of object (a Service, a ConfigMap) and says n
 from __future__ import annotations
 
 from kvlint import codes
+from kvlint.deploy import nim
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.kubernetes import group_env
@@ -27,6 +28,7 @@ from kvlint.deploy.serving import engine_title
 from kvlint.deploy.serving import other_image
 from kvlint.deploy.serving import unread_resource
 from kvlint.deployment import Deployment
+from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
@@ -98,6 +100,9 @@ def _deployment(
     )
     if dep is None:
         return None
+    spec = root.mapping("spec")
+    if (api, root.text_of("kind")) == ("apps.nvidia.com", "NIMService") and spec is not None:
+        nim.multi_node(dep, spec, ENGINES[dep.engine.value])
     if site.group is not None and (site.leader or "worker" not in site.roles):
         dep.group_gpus = lws_gpus(site.group, problems)
     elif site.cluster is not None and site.leader:
