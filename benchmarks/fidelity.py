@@ -254,11 +254,22 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     dcp = re.search(r"(?:--decode-context-parallel-size|-dcp)[ =](\d+)", command)
     if dcp:
         dep.settings = {**dep.settings, "decode-context-parallel-size": s(int(dcp.group(1)))}
+    if case["engine"] == "trtllm" and _TRT_ENGINE.search(command):
+        # An engine built by trtllm-build (or the 2023 build.py), run by the C++ runtime.
+        dep.settings = {**dep.settings, "backend": Sourced("tensorrt", SPAN)}
     if "--enable-dp-attention" in command:
         dep.settings = {**dep.settings, "enable-dp-attention": Sourced(True, SPAN)}
         dp = re.search(r"--dp(?:-size)? (\d+)", command)
         dep.data_parallel_size = s(int(dp.group(1)) if dp else None)
     return dep
+
+
+# What a TensorRT-LLM log or command shows of an engine built ahead (the C++ runtime, not the
+# PyTorch backend): the build command, the engine it loads, the runtime's own lines of 2023-24.
+_TRT_ENGINE = re.compile(
+    r"trtllm-build|/build\.py|Loaded engine size|Engine version|--backend[ =]tensorrt|"
+    r"gptManagerBenchmark|bytes for k/v cache|tokens in paged KV cache\.|tensorrt_llm_model_name"
+)
 
 
 def _number(value: Any) -> float | None:
@@ -532,6 +543,15 @@ def trtllm_report(replays: list[Replay]) -> None:
     given = [e for r in rows if (e := r.trtllm_pinned_error()) is not None]
     print(f"  pool from GPU and settings: {_count(gpu, 0.10)} within 10%")
     print(f"  pool given the logged memory: {_count(given, 0.02)} within 2%")
+    verdicts = [v for r in rows if (v := r.start_verdict()) is not None]
+    right = sum(1 for predicted, logged in verdicts if predicted == logged)
+    shown = f"{right}/{len(verdicts)}" if verdicts else "-"
+    print(f"  start / refuse at the point prediction: {shown} right")
+    for r in rows:
+        v = r.start_verdict()
+        if v is not None and v[0] != v[1]:
+            said = "refuses" if v[0] else "starts"
+            print(f"    wrong: {r.case['id']} (predicted it {said})")
 
 
 def _count(errors: list[float], limit: float) -> str:

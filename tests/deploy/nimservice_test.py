@@ -38,7 +38,7 @@ def test_multi_node_parallelism_sets_the_layout_and_the_groups_gpus() -> None:
 def test_the_services_env_wins_over_the_parallelism() -> None:
     text = MULTI_NODE.replace(
         "  resources:\n",
-        "  env:\n    - name: NIM_TENSOR_PARALLEL_SIZE\n      value: \"4\"\n  resources:\n",
+        '  env:\n    - name: NIM_TENSOR_PARALLEL_SIZE\n      value: "4"\n  resources:\n',
     )
     (dep,) = load_text(text, display="nim.yaml").deployments
     assert dep.tensor_parallel_size is not None and dep.tensor_parallel_size.value == 4

@@ -81,10 +81,26 @@ def activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
     return tokens * (3 * intermediate + 4 * spec.hidden_size) * 2
 
 
-def decoder_bytes(spec: ModelSpec, batch: int, beams: int) -> int:
-    """The C++ runtime's decoder and runtime buffers: float32 logits for every sequence slot
-    (``max_batch_size x max_beam_width x vocab``), allocated before the pool is sized."""
-    return batch * beams * spec.vocab_size * 4
+def decoder_bytes(spec: ModelSpec, batch: int, beams: int, max_seq_len: int) -> int:
+    """The C++ runtime's runtime buffers and decoder, allocated before the pool is sized
+    ("[MemUsageChange] Allocated X GB GPU memory for runtime buffers / for decoder"), per
+    sequence slot (``max_batch_size x max_beam_width``), from the source:
+
+    * the engine's float32 logits, one row of the vocabulary per slot;
+    * ``runtime/decoderState.cpp`` ``reshapeBuffers``: output ids, parent ids, log probs and
+      the tiled log probs, 4 bytes x ``max_seq_len`` each; the embedding bias, one
+      vocabulary row in the model dtype (2 bytes);
+    * the sampling layer's workspace (``kernels/samplingTopPKernels.cu``
+      ``getTopPWorkspaceSizes``): sorted probabilities (float32), sorted ids and id values
+      (int32) over the vocabulary of every slot.
+
+    The vocabulary is padded to the tensor-parallel size at most; left as the model's."""
+    slots = batch * beams
+    vocab = spec.vocab_size
+    logits = slots * vocab * 4
+    state = slots * 4 * 4 * max_seq_len + batch * vocab * 2
+    sampling = slots * vocab * (4 + 4 + 4)
+    return logits + state + sampling
 
 
 def estimate(s: TrtllmSettled) -> EngineEstimate:
@@ -159,7 +175,7 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         tokens = s.max_num_batched_tokens.value if s.max_num_batched_tokens else D.MAX_NUM_TOKENS
         held += activation_bytes(spec, tokens, tp)
         if s.backend == "tensorrt":
-            held += decoder_bytes(spec, batch, s.beam_width)
+            held += decoder_bytes(spec, batch, s.beam_width, context)
         # The pool is a share of cudaMemGetInfo's free memory: other residents come off it.
         held += reserved_bytes(s)
         note = reserved_note(s, "taken off the free memory")

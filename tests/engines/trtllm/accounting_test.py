@@ -138,3 +138,15 @@ def test_attention_data_parallelism_gives_each_rank_requests_of_its_own() -> Non
     assert plain_tp.bytes_per_token == dp.bytes_per_token
     assert plain_tp.num_blocks is not None and dp.num_blocks == 4 * plain_tp.num_blocks
     assert dp.kv_cache_tokens == 4 * (plain_tp.kv_cache_tokens or 0)
+
+
+def test_the_c_plus_plus_runtimes_buffers_are_per_sequence_slot() -> None:
+    # Llama 3.1 8B (vocabulary 128,256), 2,048 slots of 2,048 tokens: float32 logits, the
+    # decoder state's four int32/float32 rows of max_seq_len and its 16-bit embedding bias,
+    # and the top-P workspace's float32 probabilities + int32 ids + int32 id values.
+    from kvlint.engines.trtllm.accounting import decoder_bytes
+
+    slots, vocab, length = 2048, 128_256, 2048
+    expected = slots * vocab * 4 + slots * 16 * length + slots * vocab * 2 + slots * vocab * 12
+    assert decoder_bytes(SPEC, slots, 1, length) == expected
+    assert decoder_bytes(SPEC, slots, 2, length) > expected  # beams are slots of their own
