@@ -781,6 +781,7 @@ class Figures:
     verdicts: list[tuple[bool, bool]]
     banded: list[tuple[str, bool]]
     band: list[bool]
+    band_sources: dict[str, list[bool]]  # the same, per source
 
     @classmethod
     def of(cls, replays: list[Replay]) -> Figures:
@@ -794,6 +795,7 @@ class Figures:
             verdicts=[v for r in replays if (v := r.start_verdict()) is not None],
             banded=[v for r in replays if (v := r.banded_verdict()) is not None],
             band=[b for r in replays if (b := r.in_band()) is not None],
+            band_sources=_in_band_by_source(replays),
         )
 
     def rows(self) -> list[tuple[str, str]]:
@@ -820,7 +822,27 @@ class Figures:
                 + f"; borderline {len(self.banded) - len(decided)} of {len(self.banded)}",
             ),
             ("logged memory inside the 90% band", _share(sum(self.band), len(self.band))),
+            (
+                "the same, each source weighing one",
+                _fraction_share(
+                    sum(sum(v) / len(v) for v in self.band_sources.values()),
+                    len(self.band_sources),
+                ),
+            ),
         ]
+
+
+def _in_band_by_source(replays: list[Replay]) -> dict[str, list[bool]]:
+    out: dict[str, list[bool]] = {}
+    for r in replays:
+        inside = r.in_band()
+        if inside is not None:
+            out.setdefault(r.source, []).append(inside)
+    return out
+
+
+def _fraction_share(hits: float, total: int) -> str:
+    return f"{hits:.1f}/{total} ({hits / total:.0%})" if total else "-"
 
 
 def print_table(title: str, replays: list[Replay]) -> None:
@@ -876,6 +898,16 @@ def print_fit(constants: MemoryConstants, replays: list[Replay]) -> None:
         print(f"    {name}: {count} cases")
 
 
+def print_band(table: vllm_band.BandTable) -> None:
+    print(
+        f"\nthe band (out-of-sample residuals, a share of the budget; regimes with fewer than "
+        f"{vllm_band.MIN_SOURCES} sources borrow a coarser one):"
+    )
+    for key in sorted(table.rows):
+        low, high, cases, sources = table.rows[key]
+        print(f"  {key:22} {low:+.4f} {high:+.4f}  {cases:3} logs from {sources} sources")
+
+
 def write_fitted(constants: MemoryConstants, table: vllm_band.BandTable, cases: int) -> None:
     """``kvlint/engines/vllm/fitted.py``: the constants fitted on every case and the band from
     the out-of-sample residuals, as plain data with the count of cases behind each."""
@@ -910,12 +942,16 @@ def write_fitted(constants: MemoryConstants, table: vllm_band.BandTable, cases: 
     lines.append("CASES: dict[str, int] = {")
     for name, count in constants.fitted_on:
         lines.append(f'    "{name}": {count},')
-    lines += ["}", "", "# The band: regime -> (5th percentile, 95th percentile, residuals)"]
+    lines += [
+        "}",
+        "",
+        "# The band: regime -> (5th percentile, 95th percentile, residuals, sources)",
+    ]
     lines.append("# of (logged - predicted) / budget, each source weighing one.")
-    lines.append("BAND: dict[str, tuple[float, float, int]] = {")
+    lines.append("BAND: dict[str, tuple[float, float, int, int]] = {")
     for key in sorted(table.rows):
-        low, high, n = table.rows[key]
-        lines.append(f'    "{key}": ({low:.4f}, {high:.4f}, {n}),')
+        low, high, n, sources = table.rows[key]
+        lines.append(f'    "{key}": ({low:.4f}, {high:.4f}, {n}, {sources}),')
     lines.append("}")
     FITTED.write_text("\n".join(lines) + "\n")
     print(f"wrote {FITTED.relative_to(REPO)}")
@@ -953,8 +989,11 @@ def main(argv: list[str] | None = None) -> int:
         print_sources(outside)
     if args.fit:
         print_fit(constants, inside)
-    if args.write_band:
-        write_fitted(constants, build_band(out_of_sample_point(cases)), len(cases))
+    if args.fit or args.write_band:
+        table = build_band(out_of_sample_point(cases))
+        print_band(table)
+        if args.write_band:
+            write_fitted(constants, table, len(cases))
     return 0
 
 

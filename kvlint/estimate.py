@@ -73,6 +73,14 @@ class PoolCause(NamedTuple):
     fix_title: str
 
 
+class Reading(NamedTuple):
+    """One release line a file naming no version was sized at, and what it gives."""
+
+    version: str
+    verdict: str | None
+    available_kv_bytes: int | None
+
+
 class Admission(NamedTuple):
     """Requests of one length the engine holds at once, and what each takes (per GPU)."""
 
@@ -119,6 +127,8 @@ class EngineEstimate:
     max_concurrency_low: float | None = None
     max_concurrency_high: float | None = None
     band_regime: str | None = None  # the regime the band came from: "v1-0.11/dense/tp1"
+    band_logs: int | None = None  # the cross-validated start-up logs behind that band
+    band_sources: int | None = None  # the distinct sources of those logs
     fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
     # Three-valued, with the band: "starts", "refuses", or "borderline" (the band straddles
     # the limit: it starts at one end and refuses at the other). None when not decidable.
@@ -141,6 +151,11 @@ class EngineEstimate:
     # A default decided the verdict and another reading of it would start (no version named,
     # and only newer releases charge the memory that tips it): what a finding says instead.
     caveat: str | None = None
+    # No engine version named and the release lines' verdicts differ: one short sentence
+    # ("no vLLM version named: 0.10.2 refuses where 0.33.0 starts"), apart from the band
+    # (which is the line's the figures are at). ``readings``: every line sized, its verdict.
+    version_doubt: str | None = None
+    readings: tuple[Reading, ...] = ()
     pool_cause: PoolCause | None = None  # the engine's reason windowed layers cost more
     # What the scheduler admits at each request length the workload states, as it counts them
     # (whole blocks of every group, the null block left out).
@@ -226,6 +241,46 @@ def across(
     )
 
 
+def across_versions(readings: list[tuple[str, EngineEstimate]], engine: str) -> EngineEstimate:
+    """One estimate for a file that names no engine version, sized at the release the figures
+    are at (the first reading) and at the newest of each older line whose accounting differs.
+    The figures and the band stay the first line's (a band spanning release lines is no
+    band); where the lines' verdicts differ, the verdict is borderline and ``version_doubt``
+    says so once, short; ``readings`` keeps every line's verdict."""
+    label, first = readings[0]
+    shown = tuple(Reading(v, e.verdict, e.available_kv_bytes) for v, e in readings)
+    others = [(v, e) for v, e in readings[1:] if e.verdict != first.verdict]
+    if first.verdict is None or not others or any(e.verdict is None for _, e in others):
+        # every line agrees (or one is not sized): nothing to doubt, and no caveat that says an
+        # older release would start
+        return replace(first, readings=shown, caveat=None)
+    groups: dict[str, list[str]] = {}
+    for version, e in others:
+        assert e.verdict is not None
+        groups.setdefault(e.verdict, []).append(version)
+    parts = [_says(" and ".join(vs), verdict, len(vs)) for verdict, vs in groups.items()]
+    doubt = f"no {engine} version named: {' and '.join(parts)} where {_says(label, first.verdict)}"
+    at_risk = next((e.refusal_at_risk for _, e in readings if e.refusal_at_risk), None)
+    told = ", ".join(f"{v} ({_said(e)})" for v, e in readings)
+    return replace(
+        first,
+        verdict=BORDERLINE,
+        band_refusal=first.band_refusal or at_risk,
+        caveat=doubt,
+        version_doubt=doubt,
+        readings=shown,
+        notes=(*first.notes, f"no {engine} version named: sized at {told}"),
+    )
+
+
+def _says(subject: str, verdict: str | None, count: int = 1) -> str:
+    """'0.10.2 refuses', '0.10.2 and 0.8.5 refuse', '0.33.0 may refuse'."""
+    verb = {STARTS: "starts", REFUSES: "refuses", BORDERLINE: "may refuse"}[verdict or STARTS]
+    if count > 1 and verb != "may refuse":
+        verb = verb[:-1]
+    return f"{subject} {verb}"
+
+
 def _end(e: EngineEstimate, name: str, end: str) -> Any:
     """A figure's band end, else the figure itself (a reading without a band)."""
     value = getattr(e, f"{name}_{end}")
@@ -237,4 +292,4 @@ def _said(e: EngineEstimate) -> str:
         return "not sized"
     if e.available_kv_bytes is None:
         return e.verdict
-    return f"{e.verdict}, {e.available_kv_bytes / 2**30:.2f} GiB of KV memory per GPU"
+    return f"{e.verdict}, {e.available_kv_bytes / 2**30:.2f} GiB per GPU"

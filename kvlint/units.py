@@ -139,6 +139,17 @@ def format_bytes(n: float) -> str:
     return format_binary(n, 2 if value < 10 else 1)
 
 
+def format_band(low: float, high: float) -> str:
+    """A band in the unit of its high end, both ends alike ('4.30-7.26 GiB', '0.24-17.09
+    GiB'), so the two figures read side by side (never '245 MiB-17.1 GiB')."""
+    unit, scale = "B", 1.0
+    for name in ("KiB", "MiB", "GiB", "TiB"):
+        if abs(high) < scale * 1024:
+            break
+        unit, scale = name, scale * 1024
+    return f"{low / scale:.2f}-{high / scale:.2f} {unit}"
+
+
 def format_decimal(n: float, digits: int = 2) -> str:
     """2684354560 -> '2.68 GB' (decimal units, as the seeds quote GB per sequence)."""
     return _format(n, 1000, _DECIMAL_UNITS, digits)

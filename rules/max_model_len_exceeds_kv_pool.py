@@ -94,9 +94,9 @@ class MaxModelLenExceedsKvPool(Rule):
         length = engine.max_model_len
         # the figure the fix lowers: the whole context over every slot, else one request's
         total = engine.kv_cache_tokens if every_slot and engine.kv_cache_tokens else length
+        block = settled.facts.length_granularity or engine.block_size or 16
         largest = engine.estimated_max_model_len
         if largest is None:
-            block = settled.facts.length_granularity or engine.block_size or 16
             largest = available * total // cache // block * block if cache else 0
         written = settled.max_model_len
         target: Sourced[Any] | None = written if n.explicit(written) else None
@@ -107,28 +107,38 @@ class MaxModelLenExceedsKvPool(Rule):
         refusal = settled.facts.one_request_refusal
         severity: Severity | None = None
         band = n.band(engine)
-        if engine.caveat is not None:
-            # A default decided it (no file names the version, a GPU name that does not pin
-            # the memory): say so, at warning.
+        doubt = engine.version_doubt
+        if doubt is not None:
+            # No file names the version and the release lines' verdicts differ: say which,
+            # once, at warning (the figures and the band are the first line's).
+            refusal, severity = doubt, Severity.WARNING
+        elif engine.caveat is not None:
+            # A default decided it (a GPU name that does not pin the memory): say so, at
+            # warning.
             refusal, severity = engine.caveat, Severity.WARNING
         elif borderline:
             # The band straddles the limit: an error only outside it.
             refusal, severity = n.may_refuse(sizing), Severity.WARNING
-        fits_where = "fits"
-        if borderline and engine.available_kv_bytes_low:
-            # the largest length that fits at the band's low end, when any does
-            block = settled.facts.length_granularity or engine.block_size or 16
+        low_end = None
+        if band is not None and engine.available_kv_bytes_low is not None and not every_slot:
+            # the largest length that fits at the low end of this release line's band
             low_end = engine.available_kv_bytes_low * length // needed // block * block
+        fits_where = "fits"
+        if low_end is not None and low_end < largest:
             if low_end > 0:
-                largest, fits_where = low_end, "fits across the band"
+                largest, fits_where = low_end, "fits the band's low end"
+            else:
+                fits_where = "fits the prediction (none fits the band's low end)"
         if largest >= total:
-            largest = 0  # the point prediction fits: no shorter length to offer
+            largest = 0  # the figures' line fits across its band: no shorter length to offer
             estimate = ""
         elif largest > 0:
             estimate = f"; the largest {field} that {fits_where} is {largest}"
         else:
             estimate = "; not even one block fits"
         unset = "" if n.explicit(target) else " (not set: the model's full context)"
+        at = f" at {settled.facts.display} {engine.version}" if doubt is not None else ""
+        quoted = f" (90% band {band})" if band is not None else ""
         if every_slot:
             total = engine.kv_cache_tokens or length
             message = (
@@ -136,16 +146,18 @@ class MaxModelLenExceedsKvPool(Rule):
                 f"and needs {n.gib2(cache)} of KV cache, more than the {n.gib2(available)} left "
                 f"beside the weights: {refusal}{estimate}"
             )
-        elif borderline and band is not None:
+        elif needed > available:
             message = (
-                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request; "
-                f"{n.gib2(available)} is predicted available per GPU, 90% band {band}: "
+                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request, "
+                f"more than the {n.gib2(available)}{' predicted' if band else ''} available per "
+                f"GPU{at}{quoted}: "
                 f"{refusal}{estimate}"
             )
         else:
             message = (
-                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request, "
-                f"more than the {n.gib2(available)} available per GPU: {refusal}{estimate}"
+                f"{field} {length}{unset} needs {n.gib2(needed)} of KV cache for one request; "
+                f"{n.gib2(available)} is predicted available per GPU{at}{quoted}: "
+                f"{refusal}{estimate}"
             )
         if every_slot:
             numbers: tuple[tuple[str, str], ...] = (
@@ -170,6 +182,8 @@ class MaxModelLenExceedsKvPool(Rule):
         if largest > 0:
             verb = "Lower" if n.explicit(target) else "Set"
             fix = n.fix(f"{verb} {field} to {largest}", target, str(largest))
+        elif doubt is not None:
+            fix = n.fix(f"Name the {settled.facts.display} version the deployment runs")
         yield Problem(span, message, fix, numbers, severity)
 
     def _shortened(self, dep: Deployment, sizing: Sizing, shortened: int) -> Iterator[Problem]:

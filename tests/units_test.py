@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlint.units import format_band
 from kvlint.units import format_binary
 from kvlint.units import format_decimal
 from kvlint.units import parse_human_int
@@ -49,3 +50,10 @@ def test_formatting_never_mixes_systems() -> None:
     assert format_binary(2_621_440) == "2.5 MiB"
     assert format_decimal(327_680 * 32_000) == "10.49 GB"
     assert format_decimal(512) == "512 B"
+
+
+def test_a_band_reads_in_one_unit_its_high_ends() -> None:
+    gib = 2**30
+    assert format_band(0.24 * gib, 17.09 * gib) == "0.24-17.09 GiB"
+    assert format_band(0, 3.21 * gib) == "0.00-3.21 GiB"
+    assert format_band(200 * 2**20, 900 * 2**20) == "200.00-900.00 MiB"

@@ -17,6 +17,7 @@ from kvlint.engines import home
 from kvlint.engines import settle
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import across
+from kvlint.estimate import across_versions
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import gpu_variants
 from kvlint.gpus import lookup_gpu
@@ -111,16 +112,17 @@ def _across_versions(
     account: Callable[[Settled], EngineEstimate],
 ) -> EngineEstimate:
     """No engine version named: sized at the newest release of each line whose memory
-    accounting differs, so a verdict that depends on the release says so."""
+    accounting differs, so a verdict that depends on the release says so (the figures and the
+    band stay those of the release sized as)."""
     readings = [(first.version, first)]
     for version in facts.version_lines:
+        if version == first.version:
+            continue
         pinned = replace(dep, engine_version=Sourced(version, dep.span, default=True))
         settled = settle(pinned, spec, gpu)
         if settled is not None:
             readings.append((version, account(settled)))
-    lines = ", ".join(label for label, _ in readings)
-    why = f"no engine version named: sized as {lines}, figures at {first.version}"
-    return across(readings, why, always=False)
+    return across_versions(readings, facts.display)
 
 
 def engine_facts(name: str) -> EngineFacts | None:

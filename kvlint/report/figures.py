@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import NamedTuple
 
+from kvlint.units import format_band
 from kvlint.units import format_bytes
 
 if TYPE_CHECKING:
@@ -54,10 +55,7 @@ class Figures(NamedTuple):
         band = ""
         low, high = self.available_kv_bytes_low, self.available_kv_bytes_high
         if low is not None and high:  # no band wholly at zero (the weights alone do not fit)
-            band = (
-                f", 90% band {format_bytes(low * self.model_gpus)}-"
-                f"{format_bytes(high * self.model_gpus)}"
-            )
+            band = f", 90% band {format_band(low * self.model_gpus, high * self.model_gpus)}"
         if self.model_gpus == 1:
             return format_bytes(pool) + band
         per_gpu = format_bytes(self.available_kv_bytes)

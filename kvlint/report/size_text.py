@@ -167,7 +167,16 @@ def print_deployment(report: dict[str, Any]) -> None:
         console.print(_t(_engine_line(engine)))
 
 
+def _regime(engine: dict[str, Any]) -> str:
+    """', regime v1-0.21/*/tp1 from 6 logs of 5 sources': where the band comes from."""
+    regime, logs, sources = (engine.get(k) for k in ("band_regime", "band_logs", "band_sources"))
+    if regime is None or logs is None:
+        return ""
+    return f" from {logs} logs of {sources} sources, regime {regime}"
+
+
 def _engine_line(engine: dict[str, Any]) -> str:
+    from kvlint.units import format_band
     from kvlint.units import format_bytes
 
     parts = [f"{engine['engine']} {engine['version']} accounting"]
@@ -175,7 +184,7 @@ def _engine_line(engine: dict[str, Any]) -> str:
     if engine.get("available_kv_bytes") is not None:
         pool = f"KV pool {format_bytes(engine['available_kv_bytes'])} per GPU"
         if low is not None and high:  # none wholly at zero: the weights alone do not fit
-            pool += f" (90% band {format_bytes(low)}-{format_bytes(high)})"
+            pool += f" (90% band {format_band(low, high)}{_regime(engine)})"
         parts.append(pool)
     if engine.get("kv_cache_tokens") is not None:
         tokens = f"{engine['kv_cache_tokens']:,} tokens"
@@ -200,6 +209,8 @@ def _engine_line(engine: dict[str, Any]) -> str:
             if reason
             else "the engine would refuse to start"
         )
+    if engine.get("version_doubt"):
+        parts.append(str(engine["version_doubt"]))
     if engine.get("missing"):
         parts.append("missing: " + ", ".join(engine["missing"]))
     return "; ".join(parts)

@@ -294,7 +294,9 @@ def estimate(
         kv_cache_tokens_high=at_high.kv_cache_tokens,
         max_concurrency_low=at_low.max_concurrency,
         max_concurrency_high=at_high.max_concurrency,
-        band_regime=f"{found.regime} ({found.cases} logs)",
+        band_regime=found.regime,
+        band_logs=found.cases,
+        band_sources=found.sources,
         verdict=BORDERLINE if free_check else verdict_of(at_low.fits, at_high.fits),
         band_refusal=at_risk or (_low_end_refusal(low, at_low) if at_high.fits else None),
     )

@@ -97,14 +97,55 @@ def test_an_a100_of_unstated_memory_is_sized_at_40_and_80_gb() -> None:
     assert pinned.verdict == STARTS and pinned.caveat is None
 
 
-def test_no_version_is_sized_on_every_accounting_line_and_says_so_when_they_differ() -> None:
+def test_no_version_keeps_the_band_of_the_line_the_figures_are_at() -> None:
+    # A file naming no version is sized at 0.33.0 and at the older lines too; the figures and
+    # the band stay 0.33.0's: a band spanning release lines is no band.
     named = sized(engine_version="0.33.0", gpu="H100-80GB", max_model_len=8192)
     unnamed = sized(gpu="H100-80GB", max_model_len=8192)
     assert named.verdict == unnamed.verdict == STARTS
-    assert named.available_kv_bytes_low is not None and unnamed.available_kv_bytes_low is not None
-    assert unnamed.available_kv_bytes_low <= named.available_kv_bytes_low
-    assert unnamed.available_kv_bytes_high is not None and named.available_kv_bytes_high is not None
-    assert unnamed.available_kv_bytes_high >= named.available_kv_bytes_high
+    assert unnamed.version == "0.33.0"
+    assert unnamed.available_kv_bytes == named.available_kv_bytes
+    assert unnamed.available_kv_bytes_low == named.available_kv_bytes_low
+    assert unnamed.available_kv_bytes_high == named.available_kv_bytes_high
+    assert unnamed.band_regime == named.band_regime and unnamed.band_logs == named.band_logs
+    # every line agrees: nothing to doubt, but each line sized is kept
+    assert unnamed.version_doubt is None and unnamed.caveat is None
+    assert [r.version for r in unnamed.readings] == ["0.33.0", "0.20.2", "0.10.2"]
+    assert {r.verdict for r in unnamed.readings} == {STARTS}
+
+
+def test_version_doubt_is_one_short_sentence_only_where_the_lines_differ() -> None:
+    # Find a length where the lines' verdicts differ (the newest line charges CUDA graphs to
+    # the budget, the older ones do not): the doubt names the lines and what each does.
+    doubted = None
+    for length in range(8_192, 131_073, 8_192):
+        e = sized(gpu="L4", max_model_len=length)
+        verdicts = {r.verdict for r in e.readings}
+        if len(verdicts) > 1:
+            doubted = e
+            break
+        assert e.version_doubt is None
+    assert doubted is not None and doubted.version_doubt is not None
+    doubt = doubted.version_doubt
+    assert doubt.startswith("no vLLM version named: ") and "\n" not in doubt
+    assert "0.33.0" in doubt and len(doubt) < 100
+    assert doubted.verdict == BORDERLINE and doubted.caveat == doubt
+    first = doubted.readings[0]
+    assert first.version == "0.33.0"
+    for reading in doubted.readings[1:]:
+        assert (reading.version in doubt) == (reading.verdict != first.verdict)
+    # the band is still the one line's
+    pinned = sized(engine_version="0.33.0", gpu="L4", max_model_len=length)
+    assert doubted.available_kv_bytes_low == pinned.available_kv_bytes_low
+    assert doubted.available_kv_bytes_high == pinned.available_kv_bytes_high
+
+
+def test_the_band_says_its_regime_and_how_many_logs() -> None:
+    e = sized(engine_version="0.11.0", gpu="H100-80GB", max_model_len=8192)
+    assert e.band_regime in vllm_band.shipped().rows
+    logs, sources = vllm_band.shipped().rows[e.band_regime][2:]
+    assert (e.band_logs, e.band_sources) == (logs, sources)
+    assert e.band_sources is not None and e.band_sources >= vllm_band.MIN_SOURCES
 
 
 def test_weighted_quantile_weighs_each_source_once() -> None:
@@ -124,4 +165,38 @@ def test_a_regime_with_few_sources_borrows_a_coarser_band() -> None:
     }
     table = BandTable.from_residuals(residuals)
     assert "v1-0.11/dense/tp1" not in table.rows and "v1-0.11/*/tp1" in table.rows
-    assert vllm_band.MIN_SOURCES == 5
+    band = table.band_of(("v1-0.11/dense/tp1", "v1-0.11/*/tp1", "v1-0.11", "*"))
+    assert band is not None and band.regime == "v1-0.11/*/tp1"
+    assert (band.cases, band.sources) == (6, 6)
+
+
+def test_the_fewest_sources_a_band_needs_follows_from_the_coverage_floor() -> None:
+    # Below 19 sources the band is their residuals' whole range, which holds a new source with
+    # probability n / (n + 1): six is the fewest for which that reaches 85%.
+    assert vllm_band.MIN_SOURCES == 6
+    assert 5 / 6 < vllm_band.FLOOR <= 6 / 7
+
+
+def test_a_line_with_too_few_sources_borrows_the_pool_across_lines() -> None:
+    residuals = {
+        "v1-0.21/dense/tp1": [(0.2, "a"), (0.1, "b")],
+        "v1-0.21": [(0.2, "a"), (0.1, "b")],
+        "*/dense/tp1": [(0.01 * i, f"s{i}") for i in range(8)],
+        "*": [(0.01 * i, f"s{i}") for i in range(8)],
+    }
+    table = BandTable.from_residuals(residuals)
+    keys = ("v1-0.21/dense/tp1", "v1-0.21/*/tp1", "v1-0.21", "*/dense/tp1", "*/*/tp1", "*")
+    band = table.band_of(keys)
+    assert band is not None and band.regime == "*/dense/tp1"
+    assert band.low == 0.0 and band.high == pytest.approx(0.07)
+
+
+def test_the_band_widens_monotonically_with_the_residuals() -> None:
+    # More spread in the residuals never narrows the band; the band always holds zero.
+    narrow = BandTable.from_residuals({"*": [(0.01 * (i - 5), f"s{i}") for i in range(11)]})
+    wide = BandTable.from_residuals({"*": [(0.02 * (i - 5), f"s{i}") for i in range(11)]})
+    n, w = narrow.rows["*"], wide.rows["*"]
+    assert w[0] <= n[0] < 0 < n[1] <= w[1]
+    skewed = BandTable.from_residuals({"*": [(0.01 * i + 0.01, f"s{i}") for i in range(11)]})
+    b = skewed.band_of(("*",))
+    assert b is not None and b.low == 0.0 and b.high > 0
