@@ -22,6 +22,7 @@ from kvlint.errors import KvlintError
 from kvlint.errors import raise_all
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 from kvlint.selection import PerFileIgnore
 from kvlint.selection import Selection
 from kvlint.selection import matches_pattern
@@ -505,7 +506,7 @@ def _workloads(loaded: LoadedConfig, errors: list[KvlintError]) -> tuple[tuple[s
     return tuple(found)
 
 
-_PERCENTILE = re.compile(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
+_PERCENTILE = lazy(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
 
 
 def _reserved(

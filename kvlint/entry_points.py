@@ -26,9 +26,10 @@ from typing import Any
 from typing import NamedTuple
 
 from kvlint import reading
+from kvlint.lazy_re import lazy
 
 # importlib.metadata's EntryPoint.pattern: `module.path:attr.path [extras]`.
-_VALUE_RE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_VALUE_RE = lazy(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 _SUFFIXES = (".dist-info", ".egg-info")
 
 

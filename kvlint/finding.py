@@ -7,6 +7,8 @@ import enum
 import re
 from typing import NamedTuple
 
+from kvlint.lazy_re import lazy
+
 
 class Severity(enum.IntEnum):
     INFO = 0
@@ -100,7 +102,7 @@ class Finding(NamedTuple):
 
 # Control characters, and lone surrogates: the bytes of a file name that are not UTF-8 reach
 # Python as U+DC80..U+DCFF (os.fsdecode), which no UTF-8 output can hold.
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_RE = lazy("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -44,6 +44,7 @@ from kvlint.fix_text import Scalars
 from kvlint.fix_text import Text
 from kvlint.fix_text import edit_range
 from kvlint.fix_text import parse_scalars
+from kvlint.lazy_re import lazy
 from kvlint.writing import fix_refusal
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 20
 
-_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_LINE = lazy(r"[^\n]*\n|[^\n]+\Z")
 
 
 def applicable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:

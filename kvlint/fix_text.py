@@ -17,16 +17,17 @@ from dataclasses import dataclass
 
 from kvlint.finding import Edit
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 
 BOM = "\ufeff"
 
 # A replacement written as a plain YAML scalar: no indicator first, no `: ` or ` #`, nothing a
 # flow collection would split on. Anything else is written double-quoted.
-_PLAIN = re.compile(r"(?!- )[A-Za-z0-9_.+/-](?:[A-Za-z0-9_.+/ -]*[A-Za-z0-9_.+/-])?\Z")
+_PLAIN = lazy(r"(?!- )[A-Za-z0-9_.+/-](?:[A-Za-z0-9_.+/ -]*[A-Za-z0-9_.+/-])?\Z")
 # A replacement for one shell word inside a longer string (``sh -c "..."``, ``--flag=value``):
 # nothing the shell, the YAML scalar around it or a flow collection would read differently.
-_WORD = re.compile(r"[A-Za-z0-9_.+/=@%-]+\Z")
-_JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z|true\Z|false\Z")
+_WORD = lazy(r"[A-Za-z0-9_.+/=@%-]+\Z")
+_JSON_LITERAL = lazy(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z|true\Z|false\Z")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def _render(old: str, replacement: str, style: str | None, *, whole: bool, json_
 
 
 # An anchor written just before a value (`&seqs 512`, `&seqs !!int 512`), on its line.
-_ANCHOR_BEFORE = re.compile(r"&([^\s,\[\]{}]+)[ \t]+(?:![^\s]*[ \t]+)?\Z")
+_ANCHOR_BEFORE = lazy(r"&([^\s,\[\]{}]+)[ \t]+(?:![^\s]*[ \t]+)?\Z")
 
 
 def _shared_anchor(normalised: str, start: int) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kvlint.lazy_re import lazy
 from kvlint.units import GiB
 from kvlint.units import MiB
 
@@ -798,7 +799,7 @@ _APPLE_CONFIGS_GB: dict[str, tuple[int, ...]] = {
     "m4-max": (36, 48, 64, 128),
     "m5": (16, 24, 32),
 }
-_APPLE_RE = re.compile(r"^(?:apple-)?(m[1-5](?:-(?:pro|max|ultra))?)(?:-(\d+)(?:gb?)?)?$")
+_APPLE_RE = lazy(r"^(?:apple-)?(m[1-5](?:-(?:pro|max|ultra))?)(?:-(\d+)(?:gb?)?)?$")
 
 # The GPU working set macOS lets Metal wire by default (``recommendedMaxWorkingSetSize``, which
 # llama.cpp's Metal backend logs in MB of 10^6 bytes and MLX reads as
@@ -889,8 +890,8 @@ def lookup_gpu(name: str) -> GpuSpec | None:
 # The most words of any known name: a longer run of words names nothing, so none is tried
 # (trying every run of a 4 KB node label's words was cubic: 283 s, issue 15).
 _MAX_WORDS = max(len(name.split("-")) for name in (*_INDEX, *_INSTANCE_INDEX))
-_SIZE_WORD_RE = re.compile(r"(\d+)gb?")
-_DIGIT_RE = re.compile(r"\d")
+_SIZE_WORD_RE = lazy(r"(\d+)gb?")
+_DIGIT_RE = lazy(r"\d")
 
 
 class _Sizes:
@@ -934,7 +935,7 @@ def _within(words: list[str], sizes: _Sizes) -> GpuSpec | None:
 
 # A MIG slice: `NVIDIA-A100-SXM4-80GB-MIG-3g.40gb` (the feature discovery label under the mixed
 # strategy), `mig-1g.10gb` (the extended resource nvidia.com/mig-1g.10gb).
-_MIG_RE = re.compile(r"(?:^|-)mig-(\d)g-(\d+)gb$")
+_MIG_RE = lazy(r"(?:^|-)mig-(\d)g-(\d+)gb$")
 
 
 def _mig_slice(parent_name: str, compute: int, memory_gb: int) -> GpuSpec:

@@ -14,6 +14,7 @@ from typing import Any
 from typing import NamedTuple
 
 from kvlint import DISTRIBUTION
+from kvlint.lazy_re import lazy
 
 if TYPE_CHECKING:
     from kvlint.rule import Rule
@@ -22,8 +23,8 @@ GROUP = "kvlint.rules"
 # The distribution allowed to use the reserved `KV` prefix, normalised (PEP 503) as names are
 # compared: METADATA may say `kvcache-lint`, a folder `kvcache_lint`.
 BUILTIN_PACKAGE = DISTRIBUTION
-CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the same way
-NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+CODE_RE = lazy(r"^[A-Z]{2,4}[0-9]{3}$")  # flake8 checks plugin codes the same way
+NAME_RE = lazy(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)

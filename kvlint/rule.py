@@ -18,6 +18,7 @@ from kvlint.finding import Fix
 from kvlint.finding import Problem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 
 if TYPE_CHECKING:
     from kvlint.deployment import Deployment
@@ -153,8 +154,8 @@ def _valid_fix(fix: Any) -> bool:
 REQUIRED = ("What it does", "Why is this bad?", "Example")
 OPTIONAL = ("Fix safety", "Options", "References")
 
-_HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
-_YAML_BLOCK = re.compile(r"```ya?ml\n(.*?)```", re.DOTALL)
+_HEADING = lazy(r"^## +(.+?)\s*$", re.MULTILINE)
+_YAML_BLOCK = lazy(r"```ya?ml\n(.*?)```", re.DOTALL)
 
 
 class RuleDoc(NamedTuple):

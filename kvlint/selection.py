@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-import re
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -16,11 +15,12 @@ from typing import NamedTuple
 
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 
 if TYPE_CHECKING:
     from kvlint.registry import Registry
 
-_PREFIX_RE = re.compile(r"^[A-Z]{1,4}[0-9]{0,3}$")
+_PREFIX_RE = lazy(r"^[A-Z]{1,4}[0-9]{0,3}$")
 ALL = "ALL"
 
 

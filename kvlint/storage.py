@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
+
+from kvlint.lazy_re import lazy
 
 # Names that are weight formats and never a KV cache dtype (AWQ, GPTQ, bitsandbytes, GGUF weight
 # types): a cache set to one of these was meant to follow the weights. llama.cpp's cache types
 # q4_0, q8_0, iq4_nl ... are not in it: they are cache types as well as weight types.
-_WEIGHT_ONLY = re.compile(
+_WEIGHT_ONLY = lazy(
     r"^(awq|awq_marlin|gptq|gptq_marlin|marlin|int4|int8|w4a16|w8a8|w8a16|nf4|bitsandbytes|"
     r"bitsandbytes-nf4|gguf|exl2|squeezellm|compressed-tensors|4bit|8bit|"
     r"q[2-6]_k(_[sml])?|iq[1-4]_(xxs|xs|s|m)|q4_0_4_[48]|q4_0_8_8|tq[12]_0)$"

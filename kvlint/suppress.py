@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from kvlint.finding import Finding
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 
 if TYPE_CHECKING:
     from kvlint.deployment import Sourced
@@ -22,15 +23,15 @@ ANNOTATION = "kvlint.dev/ignore"
 _CODES = r"[A-Za-z0-9][A-Za-z0-9-]*(?:[ \t]*,[ \t]*[A-Za-z0-9][A-Za-z0-9-]*)*"
 # A comment starts at `#` at the start of a line or after blank space (a `#` inside a word, as
 # in `image: repo#tag`, is not a YAML comment).
-_DIRECTIVE = re.compile(
+_DIRECTIVE = lazy(
     rf"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<kind>disable-file|disable)(?=[ \t=]|$)"
     rf"(?:[ \t]*=[ \t]*(?P<codes>{_CODES}))?(?P<reason>.*)$"
 )
 # Any `# kvlint:` comment: one the pattern above does not read is reported, not ignored.
-_COMMENT = re.compile(r"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<text>.*)$")
+_COMMENT = lazy(r"(?:^|(?<=\s))#[ \t]*kvlint:[ \t]*(?P<text>.*)$")
 # `disable KV301` (no `=`) would read as "disable every rule, because KV301": a mistake.
-_CODE_AS_REASON = re.compile(r"[A-Za-z]{2,4}[0-9]{1,3}\b")
-_ANNOTATION_ENTRY = re.compile(rf"^\s*(?P<codes>{_CODES})\s*(?::(?P<reason>.*))?$")
+_CODE_AS_REASON = lazy(r"[A-Za-z]{2,4}[0-9]{1,3}\b")
+_ANNOTATION_ENTRY = lazy(rf"^\s*(?P<codes>{_CODES})\s*(?::(?P<reason>.*))?$")
 
 
 @dataclass

@@ -7,7 +7,8 @@ A message uses one system throughout: ``format_binary`` (KiB, MiB, GiB) or ``for
 from __future__ import annotations
 
 import math
-import re
+
+from kvlint.lazy_re import lazy
 
 KiB = 1024
 MiB = 1024**2
@@ -38,8 +39,8 @@ _DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # Matched against the stripped text: `\s*([A-Za-z]*)\s*$` tried every split of a long run of
 # spaces between its two `\s*` (80 KB: seconds).
-_SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)")
-_HUMAN_INT_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kKmMgGtT])$")
+_SIZE_RE = lazy(r"([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)")
+_HUMAN_INT_RE = lazy(r"^([0-9]+(?:\.[0-9]+)?)([kKmMgGtT])$")
 
 
 def parse_size(text: str | int | float) -> int:

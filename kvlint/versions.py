@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
+from kvlint.lazy_re import lazy
 
-_VERSION_RE = re.compile(r"(?<!\d)(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)")
+_VERSION_RE = lazy(r"(?<!\d)(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)")
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:

@@ -26,6 +26,7 @@ RECORDS = frozenset(
         "kvlint.estimate",
         "kvlint.finding",
         "kvlint.gpus",
+        "kvlint.lazy_re",  # not a record: the standard library's patterns, compiled on first use
         "kvlint.model.spec",
         "kvlint.settled",
         "kvlint.storage",

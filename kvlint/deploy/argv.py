@@ -14,15 +14,16 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 
 _OPERATORS = (";", "&&", "||", "|", "&", "\n", "(", ")")
-_K8S_VAR_RE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_SHELL_VAR_RE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_BLANKS_RE = re.compile(r"\s*")
-_SHELL_OR_K8S_VAR_RE = re.compile(f"{_K8S_VAR_RE.pattern}|{_SHELL_VAR_RE.pattern}")
+_K8S_VAR_RE = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHELL_VAR_RE = lazy(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_BLANKS_RE = lazy(r"\s*")
+_SHELL_OR_K8S_VAR_RE = lazy(f"{_K8S_VAR_RE.pattern}|{_SHELL_VAR_RE.pattern}")
 
 
 class Aligner:

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 
 from kvlint.deploy.argv import Aligner
 from kvlint.deploy.argv import Token
+from kvlint.lazy_re import lazy
 
 # ${VAR:-default} / ${VAR-default}: the innermost (a default holds no `}` and no `$`, so
 # `${LEN:-${CTX:-8192}}` is read from the inside out).
-_DEFAULT_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}$]*)\}")
+_DEFAULT_RE = lazy(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}$]*)\}")
 # `$$` is a literal `$` (read left to right, so `$${VAR:-x}` stays a shell expression).
-_ESCAPED_OR_DEFAULT_RE = re.compile(r"\$\$|" + _DEFAULT_RE.pattern)
+_ESCAPED_OR_DEFAULT_RE = lazy(r"\$\$|" + _DEFAULT_RE.pattern)
 
 
 def interpolate(token: Token) -> Token:

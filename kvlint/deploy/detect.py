@@ -11,13 +11,14 @@ from typing import NamedTuple
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import commands
 from kvlint.deploy.argv import nested_commands
+from kvlint.lazy_re import lazy
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 # trtllm-llmapi-launch runs the command it is given under MPI (one process per rank).
 _WRAPPERS = frozenset(
     {"exec", "nohup", "env", "time", "stdbuf", "numactl", "taskset", "trtllm-llmapi-launch"}
 )
-_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT_RE = lazy(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 # `python -m <module>` -> engine (NVIDIA Dynamo wraps the engines in dynamo.<engine>).
 _MODULES = {
@@ -46,28 +47,28 @@ _PROGRAMS = {
     "mlx_lm": ("mlx", "server"),
 }
 # NVIDIA NIM for LLMs: nvcr.io/nim/<org>/<model>:<tag>, whose entrypoint is the server.
-_NIM = re.compile(r"(?:^|/)nim/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)(?=[:@]|$)", re.IGNORECASE)
+_NIM = lazy(r"(?:^|/)nim/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)(?=[:@]|$)", re.IGNORECASE)
 
 # The llm-d images that ship vLLM (ghcr.io/llm-d/llm-d, -cuda, -xpu, ...), not the project's
 # scheduler, routing sidecar or simulator images (llm-d-inference-scheduler, ...).
 _LLM_D = r"llm-d/llm-d(?:-(?:cuda|xpu|gaudi|hpu|cpu|rocm|aws|dev|cuda-dev))?(?=[:@]|$)"
 # Simulators and mocks that answer like an engine but hold no model: nothing to size.
-_NOT_ENGINES = re.compile(r"inference-sim|mock", re.IGNORECASE)
+_NOT_ENGINES = lazy(r"inference-sim|mock", re.IGNORECASE)
 # Image name patterns -> engine.
 _IMAGE_ENGINES = (
-    (re.compile(r"sglang", re.IGNORECASE), "sglang"),
-    (re.compile(r"llama\.?cpp|llama-cpp", re.IGNORECASE), "llamacpp"),
-    (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
-    (re.compile(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
-    (re.compile(rf"vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
-    (re.compile(r"tensorrt[-_]?llm|trtllm", re.IGNORECASE), "trtllm"),
+    (lazy(r"sglang", re.IGNORECASE), "sglang"),
+    (lazy(r"llama\.?cpp|llama-cpp", re.IGNORECASE), "llamacpp"),
+    (lazy(r"text-generation-inference", re.IGNORECASE), "tgi"),
+    (lazy(r"(^|/)ollama(/|:|$)", re.IGNORECASE), "ollama"),
+    (lazy(rf"vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
+    (lazy(r"tensorrt[-_]?llm|trtllm", re.IGNORECASE), "trtllm"),
 )
 # Images whose entrypoint is the server itself, so `args` alone are the engine's flags.
 _SERVER_IMAGES = (
-    (re.compile(rf"vllm/vllm-openai|vllm-openai|rocm/vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
-    (re.compile(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
-    (re.compile(r"text-generation-inference", re.IGNORECASE), "tgi"),
-    (re.compile(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
+    (lazy(rf"vllm/vllm-openai|vllm-openai|rocm/vllm|{_LLM_D}", re.IGNORECASE), "vllm"),
+    (lazy(r"llama\.cpp:server|llama-cpp.*server", re.IGNORECASE), "llamacpp"),
+    (lazy(r"text-generation-inference", re.IGNORECASE), "tgi"),
+    (lazy(r"(^|/)ollama/ollama", re.IGNORECASE), "ollama"),
 )
 
 
@@ -200,7 +201,7 @@ def image_engine(image: str) -> str | None:
 
 # NIMs that serve no generative LLM (embedding, reranking, retrieval and vision models): no KV
 # cache to size, so they stay servers kvlint does not read.
-_NIM_NOT_LLM = re.compile(r"embed|rerank|retriever|parse|ocr|cosmos|clip|asr|tts", re.IGNORECASE)
+_NIM_NOT_LLM = lazy(r"embed|rerank|retriever|parse|ocr|cosmos|clip|asr|tts", re.IGNORECASE)
 # The multi-LLM NIM serves the model NIM_MODEL_NAME names, not one of its own.
 _NIM_ANY_MODEL = frozenset({"nvidia/llm-nim"})
 
@@ -238,21 +239,21 @@ def server_image_engine(image: str) -> str | None:
 _OFFICIAL_IMAGES = {
     # vLLM's own, AMD's ROCm builds, AIBrix's (vllm-openai:v0.6.2-distributed), Red Hat's UBI
     # builds (vllm-openai-ubi9:0.4.2) and NVIDIA's NGC container (its own YY.MM tags, mapped).
-    "vllm": re.compile(
+    "vllm": lazy(
         r"(^|/)vllm/vllm-(openai|tpu)|(^|/)rocm/vllm|(^|/)aibrix/vllm-openai|vllm-openai-ubi9"
         r"|nvcr\.io/nvidia/vllm",
         re.IGNORECASE,
     ),
-    "sglang": re.compile(r"(^|/)lmsysorg/sglang", re.IGNORECASE),
-    "llamacpp": re.compile(r"(^|/)(ggml-org|ggerganov)/llama\.cpp", re.IGNORECASE),
-    "tgi": re.compile(r"huggingface/text-generation-inference", re.IGNORECASE),
-    "ollama": re.compile(r"(^|/)ollama/ollama", re.IGNORECASE),
+    "sglang": lazy(r"(^|/)lmsysorg/sglang", re.IGNORECASE),
+    "llamacpp": lazy(r"(^|/)(ggml-org|ggerganov)/llama\.cpp", re.IGNORECASE),
+    "tgi": lazy(r"huggingface/text-generation-inference", re.IGNORECASE),
+    "ollama": lazy(r"(^|/)ollama/ollama", re.IGNORECASE),
     # nvcr.io/nvidia/tensorrt-llm/release:1.2.1 (a NIM's tag is the NIM's release, not this)
-    "trtllm": re.compile(r"(^|/)nvidia/tensorrt-llm/release", re.IGNORECASE),
+    "trtllm": lazy(r"(^|/)nvidia/tensorrt-llm/release", re.IGNORECASE),
 }
-_SEMVER_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
-_LLAMA_BUILD_RE = re.compile(r"(?:^|-)(b\d{3,6})(?:$|-)")
-_TGI_DLC_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
+_SEMVER_RE = lazy(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
+_LLAMA_BUILD_RE = lazy(r"(?:^|-)(b\d{3,6})(?:$|-)")
+_TGI_DLC_RE = lazy(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
 
 
 # NVIDIA's NGC vLLM container (nvcr.io/nvidia/vllm:YY.MM-py3): the vLLM release each ships,
@@ -267,8 +268,8 @@ NGC_VLLM = {
     (26, 5): "0.20.1",
     (26, 10): "0.31.0",
 }
-_NGC_TAG_RE = re.compile(r"^(\d{2})\.(\d{2})(?:$|[-.])")
-_ROCM_TAG_RE = re.compile(r"(?:^|_)vllm[_-]v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+_NGC_TAG_RE = lazy(r"^(\d{2})\.(\d{2})(?:$|[-.])")
+_ROCM_TAG_RE = lazy(r"(?:^|_)vllm[_-]v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 # The releases where vLLM's memory accounting changes (kvlint/engines/vllm/memory.py LINES).
 _VLLM_LINES = ((0, 8), (0, 11), (0, 21))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
+from kvlint.lazy_re import lazy
 from kvlint.source.text import find_placeholder
 from kvlint.storage import is_weight_format
 from kvlint.units import INT64_MAX
@@ -352,7 +352,7 @@ def convert(setting: Setting, raw: Any, spelled: str) -> tuple[Any, str | None]:
     return text, None
 
 
-_LONG_INTEGER_RE = re.compile(r"[-+]?(?:0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*)")
+_LONG_INTEGER_RE = lazy(r"[-+]?(?:0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*)")
 
 
 def _long_integer(raw: Any) -> bool:
@@ -402,7 +402,7 @@ def _bool(raw: Any) -> bool:
 
 # A value set at run time: a shell or Kubernetes variable, or a template placeholder (found by
 # kvlint.source.text.find_placeholder: as a pattern it backtracked on a long line of `{`).
-_VARIABLE_RE = re.compile(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
+_VARIABLE_RE = lazy(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_run_time_value(text: str) -> bool:

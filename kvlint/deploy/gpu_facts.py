@@ -22,6 +22,7 @@ from kvlint.finding import Severity
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import instance_gpu_count
 from kvlint.gpus import lookup_gpu
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -61,11 +62,11 @@ ACCELERATOR_RESOURCES = {
     "aws.amazon.com/neurondevice": "AWS Neuron",
     "google.com/tpu": "Google TPU",
 }
-_ASCEND_RE = re.compile(r"^huawei\.com/ascend", re.IGNORECASE)
+_ASCEND_RE = lazy(r"^huawei\.com/ascend", re.IGNORECASE)
 # DRA device classes that hand out whole GPUs (NVIDIA's and AMD's DRA drivers).
 GPU_DEVICE_CLASSES = frozenset({"gpu.nvidia.com", "gpu.amd.com", "mig.nvidia.com"})
 # `device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB"` in a CEL selector.
-_CEL_PRODUCT_RE = re.compile(r"""productName\s*==\s*["']([^"']+)["']""")
+_CEL_PRODUCT_RE = lazy(r"""productName\s*==\s*["']([^"']+)["']""")
 
 
 class GpuFact(NamedTuple):

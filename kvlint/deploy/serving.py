@@ -19,6 +19,7 @@ from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import nim_llm
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.search import image_text
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -26,25 +27,25 @@ from kvlint.source.nodes import Sequence
 
 # Serving stacks kvlint has no reader for, by image (the registries' own names).
 _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
+    (lazy(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
     # Triton with the TensorRT-LLM backend is configured by its model repository's
     # config.pbtxt, which kvlint does not read (trtllm-serve, NIM and Dynamo's worker it does).
-    (re.compile(r"tritonserver", re.IGNORECASE), "Triton's TensorRT-LLM backend"),
-    (re.compile(r"lmdeploy", re.IGNORECASE), "LMDeploy"),
-    (re.compile(r"local-?ai", re.IGNORECASE), "LocalAI"),
-    (re.compile(r"aphrodite", re.IGNORECASE), "Aphrodite"),
-    (re.compile(r"mistral\.?rs", re.IGNORECASE), "mistral.rs"),
-    (re.compile(r"xinference", re.IGNORECASE), "Xinference"),
-    (re.compile(r"(^|/)lorax", re.IGNORECASE), "LoRAX"),
-    (re.compile(r"tabbyapi", re.IGNORECASE), "TabbyAPI"),
-    (re.compile(r"koboldcpp", re.IGNORECASE), "KoboldCpp"),
-    (re.compile(r"llamafile", re.IGNORECASE), "llamafile"),
-    (re.compile(r"mlc-?llm", re.IGNORECASE), "MLC LLM"),
-    (re.compile(r"openllm", re.IGNORECASE), "OpenLLM"),
-    (re.compile(r"ray-?llm", re.IGNORECASE), "RayLLM"),
-    (re.compile(r"deepspeed-?mii", re.IGNORECASE), "DeepSpeed-MII"),
-    (re.compile(r"huggingface/tei|text-embeddings-inference", re.IGNORECASE), "TEI"),
-    (re.compile(r"kaito/kaito-base", re.IGNORECASE), "KAITO's transformers runtime"),
+    (lazy(r"tritonserver", re.IGNORECASE), "Triton's TensorRT-LLM backend"),
+    (lazy(r"lmdeploy", re.IGNORECASE), "LMDeploy"),
+    (lazy(r"local-?ai", re.IGNORECASE), "LocalAI"),
+    (lazy(r"aphrodite", re.IGNORECASE), "Aphrodite"),
+    (lazy(r"mistral\.?rs", re.IGNORECASE), "mistral.rs"),
+    (lazy(r"xinference", re.IGNORECASE), "Xinference"),
+    (lazy(r"(^|/)lorax", re.IGNORECASE), "LoRAX"),
+    (lazy(r"tabbyapi", re.IGNORECASE), "TabbyAPI"),
+    (lazy(r"koboldcpp", re.IGNORECASE), "KoboldCpp"),
+    (lazy(r"llamafile", re.IGNORECASE), "llamafile"),
+    (lazy(r"mlc-?llm", re.IGNORECASE), "MLC LLM"),
+    (lazy(r"openllm", re.IGNORECASE), "OpenLLM"),
+    (lazy(r"ray-?llm", re.IGNORECASE), "RayLLM"),
+    (lazy(r"deepspeed-?mii", re.IGNORECASE), "DeepSpeed-MII"),
+    (lazy(r"huggingface/tei|text-embeddings-inference", re.IGNORECASE), "TEI"),
+    (lazy(r"kaito/kaito-base", re.IGNORECASE), "KAITO's transformers runtime"),
 )
 # Server programs of those stacks (the program's basename) and Python modules started with -m.
 _PROGRAMS = {
@@ -282,7 +283,7 @@ def _serving_image(holder: Mapping, key: str) -> tuple[Scalar, str] | None:
 
 # Keys beside an image that make it a deployment's (what to run it with), rather than an
 # operator chart's list of the images it may use.
-_DEPLOYING = re.compile(r"model|resources|args|command|env", re.IGNORECASE)
+_DEPLOYING = lazy(r"model|resources|args|command|env", re.IGNORECASE)
 
 
 def _deploys(holder: Mapping) -> bool:

@@ -14,6 +14,7 @@ import dataclasses
 import re
 from typing import NamedTuple
 
+from kvlint.lazy_re import lazy
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
@@ -53,10 +54,10 @@ _RELEASE_WORDS = frozenset(
      "unquantized", "qat", "mlx", "bf16", "fp16", "int", "gguf", "unsloth", "g128", "pt",
      "thinking", "latest", "text", "sft", "dpo", "rl"}
 )  # fmt: skip
-_BITS = re.compile(r"^(?:int|q)?(?P<bits>[2-8])(?:bit|bits)?$")  # 4bit, int4, 8bit, Int8
-_DATE = re.compile(r"^(?:v)?(?:\d{4}|\d{6}|\d{8})$")  # 2507, 0528, 250926, a dated release
-_GGUF_QUANT = re.compile(r"^(?:ud-)?(?:i?q[1-8](?:_[0-9a-z]+)*|tq[12]_0)$", re.I)
-_SPLIT = re.compile(r"[-.]")
+_BITS = lazy(r"^(?:int|q)?(?P<bits>[2-8])(?:bit|bits)?$")  # 4bit, int4, 8bit, Int8
+_DATE = lazy(r"^(?:v)?(?:\d{4}|\d{6}|\d{8})$")  # 2507, 0528, 250926, a dated release
+_GGUF_QUANT = lazy(r"^(?:ud-)?(?:i?q[1-8](?:_[0-9a-z]+)*|tq[12]_0)$", re.I)
+_SPLIT = lazy(r"[-.]")
 
 
 def derive(ref: str) -> Derived | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from kvlint.errors import KvlintError
 from kvlint.errors import ModelNotResolved
+from kvlint.lazy_re import lazy
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import Quantization
@@ -60,10 +61,10 @@ QUANT_BITS: dict[str, float] = {
 }
 
 _QUANT = r"(?:UD-)?(?:I?Q[1-8](?:_[0-9A-Z]+)*|BF16|F16|FP16|F32|MXFP4(?:_MOE)?|TQ[12]_0)"
-_QUANT_SUFFIX = re.compile(rf"[-_.](?P<quant>{_QUANT})$", re.I)
-_QUANT_ONLY = re.compile(rf"^{_QUANT}$", re.I)
-_SHARD = re.compile(r"-\d{5}-of-\d{5}$", re.I)
-_GGUF_SUFFIX = re.compile(r"[-_.]gguf$", re.I)
+_QUANT_SUFFIX = lazy(rf"[-_.](?P<quant>{_QUANT})$", re.I)
+_QUANT_ONLY = lazy(rf"^{_QUANT}$", re.I)
+_SHARD = lazy(r"-\d{5}-of-\d{5}$", re.I)
+_GGUF_SUFFIX = lazy(r"[-_.]gguf$", re.I)
 
 # GGUF `general.architecture` -> the HF model_type the family code knows
 # (llama.cpp convert_hf_to_gguf.py registers the reverse mapping).

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.errors import ModelNotResolved
+from kvlint.lazy_re import lazy
 from kvlint.model import catalog
 from kvlint.model.spec import ModelSpec
 from kvlint.units import INT64_MAX
@@ -35,7 +36,7 @@ DOWNLOAD_TIMEOUT_S = 15.0
 
 # huggingface_hub's `validate_repo_id`: letters, digits, '-', '_', '.', at most one '/', no '--'
 # or '..', not starting or ending with '-' or '.', at most 96 characters.
-_REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_REPO_ID = lazy(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _TRUTHY = {"1", "true", "yes", "on"}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 from typing import TextIO
 
@@ -13,6 +12,7 @@ from kvlint import reading
 from kvlint.finding import Finding
 from kvlint.finding import Severity
 from kvlint.finding import fix_marker
+from kvlint.lazy_re import lazy
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.base import severity_order
@@ -39,7 +39,7 @@ CONTEXT_LINES = 1  # lines shown above and below the offending one (ruff shows a
 _PICTURES = {i: chr(0x2400 + i) for i in range(0x20) if i != 0x09}
 _PICTURES[0x7F] = "\u2421"
 _PICTURES.update({i: "\ufffd" for i in range(0x80, 0xA0)})
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK = lazy(r"\r\n|\r|\n")
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a larger file still gets its findings, without frames
 
 

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from kvlint.finding import Finding
 from kvlint.finding import printable
+from kvlint.lazy_re import lazy
 from kvlint.report.base import Reporter
 from kvlint.report.base import ReportOptions
 from kvlint.report.base import severity_order
@@ -36,8 +37,8 @@ MAX_SECTIONS = 100
 # cells, strikethrough, issue references), backslash-escaped, and `@`, which GitHub turns into
 # a mention: a value from a file is text, never a link, an image, HTML or a ping. (A cell is
 # never at a line's start, where `#`, `-` or `1.` would begin a block.)
-_MARKDOWN_RE = re.compile(r"([\\`*_\[\]<>!&|~#])")
-_CODE_RE = re.compile(r"(`[^`\n]*`)")
+_MARKDOWN_RE = lazy(r"([\\`*_\[\]<>!&|~#])")
+_CODE_RE = lazy(r"(`[^`\n]*`)")
 
 
 def _flat(text: str) -> str:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 from kvlint.source.text import SourceText
 
 ScalarValue = str | int | float | bool | None
 
-_SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_SIMPLE_KEY = lazy(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 def child_path(parent: str, key: str | int) -> str:

@@ -11,6 +11,7 @@ from kvlint import codes
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 
 # UTF-32 first: its little-endian mark begins with UTF-16's.
 _WIDE_BOMS = (
@@ -19,7 +20,7 @@ _WIDE_BOMS = (
     (b"\xff\xfe", "UTF-16"),
     (b"\xfe\xff", "UTF-16"),
 )
-_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
+_CONFLICT_RE = lazy(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)

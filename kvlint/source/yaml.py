@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from kvlint.finding import InputProblem
 from kvlint.finding import Span
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -42,9 +43,9 @@ ALIAS_TEXT_BUDGET = 16 * 2**20
 # about 300 keys and items; a bundle of Kubernetes CRDs tens of thousands.
 MAX_ENTRIES = 100_000
 
-_DOC_START_RE = re.compile(r"^---(?=[ \t]|$)", re.MULTILINE)
-_PLACEHOLDER_RE = re.compile(r"\{\{[^}\n]*\}\}")
-_ANCHOR_RE = re.compile(r"&([^\s,\[\]{}]+)")
+_DOC_START_RE = lazy(r"^---(?=[ \t]|$)", re.MULTILINE)
+_PLACEHOLDER_RE = lazy(r"\{\{[^}\n]*\}\}")
+_ANCHOR_RE = lazy(r"&([^\s,\[\]{}]+)")
 _TAG = "tag:yaml.org,2002:"
 
 
@@ -72,7 +73,7 @@ class _Refused(Exception):
 # nest deeper than this goes to ruamel.yaml, whose Python recursion ends in a RecursionError.
 C_DEPTH_LIMIT = 2000
 # Anchored at line starts: unanchored, every offset of a long line was a start to try.
-_LONG_LINE_RE = re.compile(r"^[^\n]{" + str(C_DEPTH_LIMIT // 2) + "}", re.MULTILINE)
+_LONG_LINE_RE = lazy(r"^[^\n]{" + str(C_DEPTH_LIMIT // 2) + "}", re.MULTILINE)
 
 
 class _Backend(NamedTuple):
@@ -113,7 +114,7 @@ def _libyaml() -> _Backend | None:
 
 # Each run of blanks after a line's content, whole (greedy, nothing after it to backtrack
 # into: a pattern ending in a lookahead tried every split of a long run, 80 KB: seconds).
-_BLANKS_AFTER_CONTENT_RE = re.compile(r"(?<=\S)[ \t]+")
+_BLANKS_AFTER_CONTENT_RE = lazy(r"(?<=\S)[ \t]+")
 
 
 def _spaces_for_trailing_tabs(chunk: str) -> str:
@@ -574,8 +575,8 @@ _MAX_INT_BITS = 14_000
 _BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
 # JSON's own numbers (RFC 8259), for .json files: 1e3 is a number to json.loads, a string to
 # PyYAML's YAML 1.1 resolver.
-_JSON_INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_JSON_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_JSON_INT_RE = lazy(r"-?(?:0|[1-9][0-9]*)")
+_JSON_FLOAT_RE = lazy(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 @cache

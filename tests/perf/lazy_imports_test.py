@@ -341,3 +341,25 @@ def test_the_deferred_pattern_is_pyyamls_and_still_refuses_what_it_refused(
         "print(isinstance(yaml.reader.Reader.NON_PRINTABLE, re.Pattern))\n"
     )
     assert _run(tmp_path, probe).split() == ["False", "True", "True"]
+
+
+def test_a_check_compiles_few_of_kvlints_patterns(tmp_path: Path) -> None:
+    # Every module-level pattern of kvlint is compiled at its first use: a vLLM manifest never
+    # needs the images of the servers kvlint cannot read, nor the suppression annotations.
+    (tmp_path / "deploy.yaml").write_text(KUBERNETES)
+    probe = (
+        "import sys\n"
+        "from kvlint.main import main\n"
+        "main(['check', '--format', 'concise', '--gpu', 'L4', 'deploy.yaml'])\n"
+        "from kvlint.lazy_re import _Deferred\n"
+        "from kvlint.deploy import serving\n"
+        "from kvlint import suppress\n"
+        "waiting = [p for p, _ in serving._IMAGES] + [suppress._ANNOTATION_ENTRY]\n"
+        "print(all(type(p) is _Deferred and 'match' not in vars(p) for p in waiting),"
+        " file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "KV" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "True"

@@ -8,8 +8,6 @@ Chart keys are camelCase spellings of the engine's flags (``maxModelLen`` is
 
 from __future__ import annotations
 
-import re
-
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
@@ -27,6 +25,7 @@ from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -34,7 +33,7 @@ from kvlint.source.nodes import Sequence
 
 NAME = "helm"
 
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])([A-Z])")
+_CAMEL_RE = lazy(r"(?<=[a-z0-9])([A-Z])")
 
 
 def kebab(key: str) -> str:

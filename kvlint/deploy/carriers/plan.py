@@ -5,7 +5,6 @@ Validated against ``schemas/plan.schema.json``, every schema error at its line a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ from kvlint.deployment import Workload
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
+from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
@@ -77,7 +77,7 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
     return [dep]
 
 
-_PERCENTILE = re.compile(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
+_PERCENTILE = lazy(r"^(p[0-9]{1,2}(?:\.[0-9]+)?)_tokens$")
 
 
 def read_workload(node: Mapping, problems: list[InputProblem], where: str) -> Workload | None:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
+from kvlint.lazy_re import lazy
+
 FORMAT = 2
 INDEX_FILE = "index.json"
 ENTRIES_DIR = "entries"
@@ -26,11 +28,11 @@ ABOUT = (
 )
 
 # What people prefix a Hub id with when they paste it.
-_PREFIX_RE = re.compile(
+_PREFIX_RE = lazy(
     r"^(?:(?:https?://)?(?:www\.)?(?:hf\.co/|huggingface\.co/|ollama\.com/library/)|hf://|ollama://)",
     re.I,
 )
-_UNSAFE = re.compile(r"[^a-z0-9._-]")
+_UNSAFE = lazy(r"[^a-z0-9._-]")
 
 
 def normalise(ref: str) -> str:
