@@ -92,3 +92,44 @@ def test_items_project_a_key_at_their_own_path() -> None:
     )
     (dep,) = load_text(text, display="deploy.yaml").deployments
     assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 512
+
+
+def test_a_dynamo_workers_extra_engine_args_from_a_config_map() -> None:
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: agg-config
+data:
+  agg.yaml: |
+    max_batch_size: 256
+    kv_cache_config:
+      free_gpu_memory_fraction: 0.85
+---
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: trtllm-agg}
+spec:
+  services:
+    TRTLLMWorker:
+      componentType: worker
+      resources: {limits: {gpu: "1"}}
+      extraPodSpec:
+        volumes:
+          - name: engine-config
+            configMap: {name: agg-config}
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.6.0
+          command: [/bin/sh, -c]
+          args:
+            - >-
+              python3 -m dynamo.trtllm --model-path Qwen/Qwen3-8B
+              --extra-engine-args /engine/agg.yaml
+          volumeMounts:
+            - {name: engine-config, mountPath: /engine}
+"""
+    (dep,) = load_text(text, display="dgd.yaml").deployments
+    assert dep.carrier == "dynamo"
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 256
+    assert dep.max_num_seqs.span.line == 7
+    assert dep.memory_fraction is not None and dep.memory_fraction.value == 0.85
