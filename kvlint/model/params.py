@@ -92,8 +92,20 @@ def estimate_params(
                 total += dense_mlp
                 active += dense_mlp
         else:
-            total += dense_mlp
-            active += dense_mlp
+            # Gemma 4 E2B: the layers that reuse an earlier layer's cache have an MLP twice as
+            # wide (google-deepmind/gemma gemma4/_gemma4.py: override_kv_shared_ffw_hidden =
+            # embed_dim x 4 x 2 when override_ffw_hidden_for_kv_cache_sharing)
+            wide = (
+                2 if layer.kind is CacheKind.SHARED and cfg.opt_bool("use_double_wide_mlp") else 1
+            )
+            total += wide * dense_mlp
+            active += wide * dense_mlp
+    shares = any(layer.kind is CacheKind.SHARED for layer in arch.layers)
+    per_layer_table, per_layer_compute = _per_layer_input_params(
+        cfg, hidden, len(arch.layers), vocab, shares=shares
+    )
+    total += per_layer_table + per_layer_compute
+    active += per_layer_compute
     if model_type == "nemotron_h":
         extra_total, extra_active = _nemotron_mlp(cfg, hidden, intermediate, experts, top_k)
         total += extra_total
@@ -106,6 +118,26 @@ def estimate_params(
         intermediate_size=intermediate,
         routed_experts=routed if experts else None,
     )
+
+
+def _per_layer_input_params(
+    cfg: ConfigView, hidden: int, layers: int, vocab: int, *, shares: bool
+) -> tuple[int, int]:
+    """Gemma 3n / Gemma 4 E-models' per-layer inputs: a second embedding table of
+    ``hidden_size_per_layer_input`` per layer, a projection from the hidden state to it, and in
+    each layer a gate and a projection back (google-deepmind/gemma gemma4/_modules.py:
+    ``(vocab_size, num_layers, per_layer_input_dim)``, ``(embed_dim, num_layers,
+    per_layer_input_dim)``, and per block ``(embed_dim, per_layer_input_dim)`` and
+    ``(per_layer_input_dim, embed_dim)``). The table is weights on the GPU but a lookup, not
+    compute: (table, the rest)."""
+    if not shares:  # only the E-models have them, and they all reuse caches: the 26B and 31B
+        return 0, 0  # configs say `hidden_size_per_layer_input: 0`, left unread (and unkept)
+    per_layer = cfg.opt_int("hidden_size_per_layer_input", minimum=0) or 0
+    if not per_layer:
+        return 0, 0
+    table_vocab = cfg.opt_int("vocab_size_per_layer_input", minimum=1) or vocab
+    table = table_vocab * layers * per_layer
+    return table, hidden * layers * per_layer + layers * 2 * hidden * per_layer
 
 
 def _mixer_params(cfg: ConfigView, hidden: int, heads: int, layer: LayerSpec) -> int:
