@@ -23,7 +23,8 @@ and optionally ``aliases``, ``note``, ``url`` and ``hf_quant_config`` (the check
 vLLM reads ModelOpt checkpoints).
 
 ``--check`` re-reads every entry whose source repository is under ``--git-mirrors`` and fails
-when a file's sha256 or the kept keys no longer match the catalog.
+when a file's sha256 or the kept keys no longer match the catalog; an entry whose commit the
+clone does not hold (an older snapshot) is skipped and said so.
 """
 
 from __future__ import annotations
@@ -203,6 +204,15 @@ def git_show(mirrors: pathlib.Path, repo: str, revision: str, path: str) -> byte
     ).stdout
 
 
+def has_commit(mirrors: pathlib.Path, repo: str, revision: str) -> bool:
+    """Whether the clone of ``repo`` under ``mirrors`` holds the commit ``revision``."""
+    clone = repository(mirrors, repo)
+    if clone is None:
+        return False
+    probe = ["git", "-C", str(clone), "cat-file", "-e", f"{revision}^{{commit}}"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
 def repository(mirrors: pathlib.Path, repo: str) -> pathlib.Path | None:
     owner, _, name = repo.partition("/")
     for candidate in (mirrors / owner / name, mirrors / f"{owner}+{name}"):
@@ -228,6 +238,11 @@ def check(root: pathlib.Path, mirrors: pathlib.Path, *, refresh: bool = False) -
             if repository(mirrors, source["repo"]) is None or not source["path"].endswith(".json"):
                 continue  # not held here, or facts read out of a document (a block of Markdown)
             item = {"id": record["id"], **source}
+            if not has_commit(mirrors, source["repo"], source["revision"]):
+                # a clone older than the entry (read from a newer snapshot or a code index):
+                # nothing here to compare with, which is not a mismatch
+                print(f"{record['id']}: {source['revision']} is not in the clone, skipped")
+                continue
             try:
                 path = _materialise(item, "path", mirrors, scratch, record["id"])
                 quant = None

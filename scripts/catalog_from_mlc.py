@@ -61,6 +61,8 @@ TAKEN: dict[str, tuple[str, tuple[str, ...]]] = {
     "deepseek": ("deepseek-ai/deepseek-moe-16b-chat", ("deepseek-ai/deepseek-moe-16b-base",)),
     "gpt_j": ("EleutherAI/gpt-j-6b", ()),
     "olmo2_32b": ("allenai/OLMo-2-0325-32B-Instruct", ("allenai/OLMo-2-0325-32B",)),
+    # no quantization_config: the BF16 release (the plain -2512 repository holds FP8 weights)
+    "ministral3_3b_2512": ("mistralai/Ministral-3-3B-Instruct-2512-BF16", ()),
 }
 
 

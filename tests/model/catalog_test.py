@@ -382,6 +382,11 @@ def test_the_manifest_reads_configs_from_a_git_clone(tmp_path: pathlib.Path) -> 
     write_catalog(target, [{**record, "config": {**record["config"], "num_hidden_layers": 3}}])
     outcome = subprocess.run(check, capture_output=True, text=True, check=False, cwd=REPO)
     assert outcome.returncode == 1 and "acme/tiny-FP8: the kept keys differ" in outcome.stdout
+    # an entry read at a commit this clone does not hold (an older snapshot) is skipped, said
+    unknown = {**record, "source": {**record["source"], "revision": "0" * 40}}
+    write_catalog(target, [{**unknown, "config": {**record["config"], "num_hidden_layers": 3}}])
+    outcome = subprocess.run(check, capture_output=True, text=True, check=False, cwd=REPO)
+    assert outcome.returncode == 0 and "is not in the clone, skipped" in outcome.stdout
 
 
 @pytest.mark.parametrize(
@@ -402,6 +407,7 @@ def test_the_manifest_reads_configs_from_a_git_clone(tmp_path: pathlib.Path) -> 
         ("microsoft/phi-1", 2 * 24 * 32 * 64 * 2),
         ("Qwen/Qwen3-Embedding-0.6B", 2 * 28 * 8 * 128 * 2),
         ("Qwen/Qwen3-30B-A3B-Base", 2 * 48 * 4 * 128 * 2),
+        ("mistralai/Ministral-3-3B-Instruct-2512-BF16", 2 * 26 * 8 * 128 * 2),  # mlc-llm's copy
     ],
 )
 def test_new_families_and_sizes_from_their_configs(model_id: str, per_token_bytes: int) -> None:
@@ -419,6 +425,39 @@ def test_gemma4_e2b_stores_15_of_its_35_layers_and_its_globals_at_head_size_512(
     assert len(spec.layers) == 35 and len(storing) == 15
     per_sequence = 12 * 512 * 1 * 256 * 2 * 2 + 3 * 4_096 * 1 * 512 * 2 * 2
     assert kv_size(spec).per_sequence_bytes(4_096) == per_sequence  # 30 MiB
+
+
+def test_qwen3_8_grows_on_its_16_attention_layers_and_keeps_48_fixed_states() -> None:
+    # LLMServingSim's text-only copy: gated DeltaNet on 3 layers in 4, attention of 4 KV heads
+    # of 256 on the rest
+    spec = catalog.entry_spec("Qwen/Qwen3.8-27B")
+    states = [layer for layer in spec.layers if layer.kind is CacheKind.STATE]
+    assert len(spec.layers) == 64 and len(states) == 48
+    assert kv_size(spec).per_token_bytes == 2 * 16 * 4 * 256 * 2
+
+
+def test_phi_mini_moe_windows_every_layer_at_2047() -> None:
+    # LLMServingSim's copy of the config: sliding_window 2047 on all 32 layers, 8 KV heads of 128
+    spec = catalog.entry_spec("microsoft/Phi-mini-MoE-instruct")
+    per_token = 2 * 32 * 8 * 128 * 2
+    assert kv_size(spec).per_sequence_bytes(2_000) == 2_000 * per_token
+    assert kv_size(spec).per_sequence_bytes(4_096) == 2_047 * per_token
+
+
+def test_gemma4_e2b_counts_its_per_layer_inputs_and_its_double_wide_shared_mlps() -> None:
+    # google-deepmind/gemma gemma4/_modules.py: a (vocab, layers, 256) table, a (1536, layers,
+    # 256) projection, per layer a gate and a projection of 1536 x 256; _gemma4.py: the 20
+    # cache-sharing layers' MLPs are 2 x 6144 wide (3 matrices of 1536 x 6144 more each)
+    config = catalog.get_entry("google/gemma-4-E2B-it").config  # type: ignore[union-attr]
+    text = dict(config["text_config"])
+    plain = dict(text)
+    for key in ("hidden_size_per_layer_input", "vocab_size_per_layer_input", "use_double_wide_mlp"):
+        plain.pop(key)
+    with_inputs = spec_from_config({**config, "text_config": text}, name="e2b").param_count
+    without = spec_from_config({**config, "text_config": plain}, name="plain").param_count
+    assert with_inputs is not None and without is not None
+    per_layer = 262_144 * 35 * 256 + 1536 * 35 * 256 + 35 * 2 * 1536 * 256
+    assert with_inputs - without == per_layer + 20 * 3 * 1536 * 6144
 
 
 def test_qwen3_base_releases_keep_32k_of_context() -> None:
