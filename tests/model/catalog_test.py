@@ -460,6 +460,37 @@ def test_gemma4_e2b_counts_its_per_layer_inputs_and_its_double_wide_shared_mlps(
     assert with_inputs - without == per_layer + 20 * 3 * 1536 * 6144
 
 
+@pytest.mark.parametrize(
+    ("model_id", "shape_of"),
+    [
+        # the publisher's README or model card ties each to the other's shape
+        ("deepseek-ai/DeepSeek-V3-Base", "deepseek-ai/DeepSeek-V3"),
+        ("deepseek-ai/DeepSeek-R1-Zero", "deepseek-ai/DeepSeek-R1"),
+        ("deepseek-ai/DeepSeek-Coder-V2-Instruct", "deepseek-ai/DeepSeek-V2"),
+        ("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct", "deepseek-ai/DeepSeek-V2-Lite"),
+        ("meta-llama/Llama-4-Scout-17B-16E", "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+        ("meta-llama/Llama-4-Maverick-17B-128E", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"),
+        ("mistralai/Magistral-Small-2509", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+        ("mistralai/Devstral-Small-2505", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+        ("Qwen/Qwen3.6-27B", "nvidia/Qwen3.6-27B-NVFP4"),
+    ],
+)
+def test_releases_read_as_another_entrys_shape(model_id: str, shape_of: str) -> None:
+    spec, other = catalog.entry_spec(model_id), catalog.entry_spec(shape_of)
+    assert spec.layers == other.layers
+    assert spec.max_position_embeddings == other.max_position_embeddings
+    assert kv_size(spec).per_sequence_bytes(100_000) == kv_size(other).per_sequence_bytes(100_000)
+
+
+def test_the_releases_read_without_their_parts_lose_only_those() -> None:
+    # Devstral Small 2505 is text-only (its card: the vision encoder was removed), Qwen3.6-27B
+    # is read without NVIDIA's NVFP4 weights and FP8 cache
+    devstral = catalog.get_entry("mistralai/Devstral-Small-2505")
+    assert devstral is not None and "vision_config" not in devstral.config
+    assert catalog.entry_spec("Qwen/Qwen3.6-27B").quantization is None
+    assert catalog.entry_spec("nvidia/Qwen3.6-27B-NVFP4").quantization is not None
+
+
 def test_qwen3_base_releases_keep_32k_of_context() -> None:
     # torchtune's qwen3_*_base builders: max_seq_len 32768 (40960 for the post-trained ones)
     for size in ("0.6B", "1.7B", "4B", "8B", "14B"):
