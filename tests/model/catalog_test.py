@@ -427,15 +427,6 @@ def test_gemma4_e2b_stores_15_of_its_35_layers_and_its_globals_at_head_size_512(
     assert kv_size(spec).per_sequence_bytes(4_096) == per_sequence  # 30 MiB
 
 
-def test_qwen3_8_grows_on_its_16_attention_layers_and_keeps_48_fixed_states() -> None:
-    # LLMServingSim's text-only copy: gated DeltaNet on 3 layers in 4, attention of 4 KV heads
-    # of 256 on the rest
-    spec = catalog.entry_spec("Qwen/Qwen3.8-27B")
-    states = [layer for layer in spec.layers if layer.kind is CacheKind.STATE]
-    assert len(spec.layers) == 64 and len(states) == 48
-    assert kv_size(spec).per_token_bytes == 2 * 16 * 4 * 256 * 2
-
-
 def test_phi_mini_moe_windows_every_layer_at_2047() -> None:
     # LLMServingSim's copy of the config: sliding_window 2047 on all 32 layers, 8 KV heads of 128
     spec = catalog.entry_spec("microsoft/Phi-mini-MoE-instruct")
