@@ -427,6 +427,15 @@ def test_gemma4_e2b_stores_15_of_its_35_layers_and_its_globals_at_head_size_512(
     assert kv_size(spec).per_sequence_bytes(4_096) == per_sequence  # 30 MiB
 
 
+def test_gemma3n_e2b_is_e4b_with_30_layers_the_last_10_sharing() -> None:
+    # google-deepmind/gemma Gemma3n_E2B: 30 layers, 20 keep their own cache (as in E4B's 35)
+    e2b = catalog.entry_spec("google/gemma-3n-E2B-it")
+    e4b = catalog.entry_spec("google/gemma-3n-E4B-it")
+    shared = [layer for layer in e2b.layers if layer.kind is CacheKind.SHARED]
+    assert (len(e2b.layers), len(shared)) == (30, 10)
+    assert kv_size(e2b).per_sequence_bytes(4_096) == kv_size(e4b).per_sequence_bytes(4_096)
+
+
 def test_phi_mini_moe_windows_every_layer_at_2047() -> None:
     # LLMServingSim's copy of the config: sliding_window 2047 on all 32 layers, 8 KV heads of 128
     spec = catalog.entry_spec("microsoft/Phi-mini-MoE-instruct")
