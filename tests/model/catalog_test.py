@@ -472,6 +472,9 @@ def test_gemma4_e2b_counts_its_per_layer_inputs_and_its_double_wide_shared_mlps(
         ("meta-llama/Llama-4-Maverick-17B-128E", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"),
         ("mistralai/Magistral-Small-2509", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
         ("mistralai/Devstral-Small-2505", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+        ("mistralai/Devstral-Small-2507", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.1"),
+        ("meta-llama/Llama-Guard-3-8B", "meta-llama/Meta-Llama-3.1-8B"),
         ("Qwen/Qwen3.6-27B", "nvidia/Qwen3.6-27B-NVFP4"),
     ],
 )
