@@ -436,6 +436,14 @@ def test_gemma3n_e2b_is_e4b_with_30_layers_the_last_10_sharing() -> None:
     assert kv_size(e2b).per_sequence_bytes(4_096) == kv_size(e4b).per_sequence_bytes(4_096)
 
 
+def test_gemma3_270m_is_270m_parameters_growing_on_3_of_18_layers() -> None:
+    # google-deepmind/gemma Gemma3_270M: 18 layers, 640 wide, 1 KV head of 256, 5 local : 1
+    # global; Google counts 170M embedding and 100M block parameters
+    spec = catalog.entry_spec("google/gemma-3-270m-it")
+    assert spec.param_count is not None and 260e6 < spec.param_count < 280e6
+    assert kv_size(spec).per_token_bytes == 2 * 3 * 1 * 256 * 2
+
+
 def test_phi_mini_moe_windows_every_layer_at_2047() -> None:
     # LLMServingSim's copy of the config: sliding_window 2047 on all 32 layers, 8 KV heads of 128
     spec = catalog.entry_spec("microsoft/Phi-mini-MoE-instruct")
