@@ -483,6 +483,8 @@ def test_gemma4_e2b_counts_its_per_layer_inputs_and_its_double_wide_shared_mlps(
         ("mistralai/Devstral-Small-2507", "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
         ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.1"),
         ("meta-llama/Llama-Guard-3-8B", "meta-llama/Meta-Llama-3.1-8B"),
+        ("Qwen/Qwen3-VL-8B-Thinking", "Qwen/Qwen3-VL-8B-Instruct"),
+        ("google/medgemma-27b-text-it", "google/gemma-3-27b-it"),
         ("Qwen/Qwen3.6-27B", "nvidia/Qwen3.6-27B-NVFP4"),
     ],
 )
