@@ -105,6 +105,14 @@ class EngineSpec:
         dashed = "-" * (len(spelled) - len(name)) + name
         return self.aliases.get(dashed) or self.aliases.get(name)
 
+    def negated(self, spelled: str) -> str | None:
+        """The boolean flag ``--no-<name>`` turns off (argparse's BooleanOptionalAction, which
+        vLLM gives every boolean), or None when ``spelled`` is no such negation."""
+        if not self.negatable or not spelled.startswith(("--no-", "--no_")):
+            return None
+        base = self.canonical("--" + spelled[5:])
+        return base if base is not None and self.arity(base) in ("0", "bool") else None
+
     def expand_abbreviation(self, spelled: str) -> str | None:
         """The option argparse takes an unambiguous prefix for (``--tp`` -> ``tp-size``)."""
         name = spelled.lstrip("-")
@@ -186,10 +194,8 @@ def parse_argv(spec: EngineSpec, tokens: list[Token]) -> Parsed:
         negated = False
         if name is not None and name.startswith("no:"):
             name, negated = name[3:], True  # llama.cpp's `-no-kvu`
-        elif name is None and spec.negatable and spelled.startswith("--no-"):
-            base = spec.canonical("--" + spelled[5:])
-            if base is not None and spec.arity(base) in ("0", "bool"):
-                name, negated = base, True
+        elif name is None and (base := spec.negated(spelled)) is not None:
+            name, negated = base, True
         if name is None and spec.dotted and spelled.startswith("--") and "." in spelled:
             option, _, path = spelled[2:].partition(".")
             base = spec.canonical("--" + option)

@@ -178,6 +178,14 @@ class Engine:
                 text = str(value.value) if not isinstance(value.value, bool) else value.text
                 dotted.append((base, path, Token(spelled, key), Token(text, value)))
                 continue
+            negated = self.spec.negated("--" + spelled) if name is None else None
+            if negated is not None and isinstance(value, Scalar) and value.value is True:
+                # `no-enable-prefix-caching: true`: vLLM's config loader passes the key as the
+                # flag `--no-enable-prefix-caching`, which turns the boolean off.
+                self.set(dep, negated, False, Token(value.text, value), spelled=spelled)
+                continue
+            if negated is not None and isinstance(value, Scalar) and value.value is False:
+                continue  # `no-x: false` is no flag at all: the loader drops a false boolean
             if name is None:
                 name = self.spec.expand_abbreviation("--" + spelled)
                 if name is not None:

@@ -41,7 +41,8 @@ def engine_of(root: Node) -> str | None:
         engine = "trtllm"
     spec = ENGINES[engine].spec
     # `hf-overrides.head_dim: 1024` is a key of the JSON option it names (vLLM's dotted form).
-    names = [spec.canonical("--" + _dotted_option(spec, key)) for key in keys]
+    # `no-enable-prefix-caching: true` is `--no-enable-prefix-caching` (vLLM's recipes write it).
+    names = [_flag(spec, key) for key in keys]
     known = sum(1 for name in names if name is not None)
     # Most keys must be real flags, and one must be a setting kvlint checks (not only `model`,
     # `host`, `port`), so an application's own config is not taken for an engine's.
@@ -51,6 +52,11 @@ def engine_of(root: Node) -> str | None:
     if known == len(keys) or (relevant and known >= (len(keys) * 2 + 2) // 3):
         return engine
     return None
+
+
+def _flag(spec: EngineSpec, key: str) -> str | None:
+    spelled = "--" + _dotted_option(spec, key)
+    return spec.canonical(spelled) or spec.negated(spelled)
 
 
 def _dotted_option(spec: EngineSpec, key: str) -> str:

@@ -123,3 +123,27 @@ def test_dotted_keys_of_a_json_option_in_a_config_file() -> None:
     assert dep.hf_overrides is not None
     assert dep.hf_overrides.value == {"head_dim": 1024, "text_config": {"rope_theta": 1e6}}
     assert dep.hf_overrides.span.location() == "c.yaml:2:1"
+
+
+def test_a_negated_boolean_key_is_the_no_flag() -> None:
+    """vLLM's config loader passes `no-enable-prefix-caching: true` as the flag
+    `--no-enable-prefix-caching` (every boolean is a BooleanOptionalAction); the upstream
+    recipes write it so. It was KV501 "unknown flag" on a correct file."""
+    recipe = (
+        "kv-cache-dtype: fp8\nasync-scheduling: true\nno-enable-prefix-caching: true\n"
+        "max-num-batched-tokens: 8192\n"
+    )
+    result = load_text(recipe, display="r.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.carrier == "engine_yaml" and "enable-prefix-caching" in dep.settings
+    text = "model: m\nno-enforce-eager: true\n"
+    (dep,) = load_text(text, display="c.yaml").deployments
+    assert dep.enforce_eager is not None and dep.enforce_eager.value is False
+    assert dep.enforce_eager.span.location() == "c.yaml:2:19"
+    # `no-x: false` is no flag at all: the loader drops a false boolean.
+    (dep,) = load_text("model: m\nno-enforce-eager: false\n", display="c.yaml").deployments
+    assert dep.enforce_eager is None
+    # A negation of a flag that takes a value is still unknown.
+    result = load_text("model: m\nmax-model-len: 4096\nno-max-num-seqs: true\n", display="c.yaml")
+    assert [p.code for p in result.problems] == ["KV501"]
