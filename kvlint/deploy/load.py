@@ -146,6 +146,8 @@ def _read_documents(
     ctx.config_files = config_map_files(roots)
     for document in documents:
         found = _read_document(document, ctx)
+        if found:
+            ctx.problems.extend(document.object_tags)
         attach(document.root, found, resources)
         deployments.extend(found)
     if ctx.mounted:

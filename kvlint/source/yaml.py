@@ -55,6 +55,10 @@ class Document:
 
     root: Node
     index: int
+    # Tags that would build a Python object (`!!python/name:...`). kvlint builds none; they
+    # are reported only where the document is a deployment (no engine or Kubernetes reads
+    # them), not on an mkdocs.yml, where they are how Material's extensions are configured.
+    object_tags: tuple[InputProblem, ...] = ()
 
     @property
     def span(self) -> Span:
@@ -234,7 +238,7 @@ def parse_documents(
             problems.append(refused.problem)
             continue
         problems.extend(converter.problems)
-        documents.append(Document(node, index))
+        documents.append(Document(node, index, tuple(converter.object_tags)))
     return documents, problems
 
 
@@ -397,6 +401,7 @@ class _Converter:
         self.text_budget = ALIAS_TEXT_BUDGET
         self.seen: set[int] = set()
         self.problems: list[InputProblem] = []
+        self.object_tags: list[InputProblem] = []
 
     def _bounds(self, node: Any) -> tuple[int, int]:
         # Offsets from line and column: libyaml's `index` counts bytes, not characters.
@@ -428,7 +433,7 @@ class _Converter:
         tag = str(node.tag)
         if "python/" in tag:
             message = f"tag `{_short_tag(tag)}` would build a Python object: refused"
-            self.problems.append(unreadable(self.source.span(start), message))
+            self.object_tags.append(unreadable(self.source.span(start), message))
         kind = type(node).__name__
         if kind == "MappingNode":
             placeholder = _PLACEHOLDER_RE.fullmatch(self.source.text[start:end])

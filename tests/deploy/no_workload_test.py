@@ -57,3 +57,25 @@ def test_leaving_a_document_out_changes_no_problem(text: str) -> None:
 def test_a_clean_service_is_not_converted() -> None:
     documents, problems = parse_documents(SourceText.of("s.yaml", SERVICE), skip=holds_no_workload)
     assert (documents, problems) == ([], [])
+
+
+MKDOCS = """\
+site_name: Recipes
+markdown_extensions:
+  - toc:
+      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}
+  - pymdownx.emoji:
+      emoji_index: !!python/name:material.extensions.emoji.twemoji
+"""
+
+
+def test_python_tags_are_reported_only_in_a_deployment() -> None:
+    """An mkdocs.yml configures Material's extensions with `!!python/name:` tags: kvlint builds
+    no Python object from any tag, and a file that runs no engine is no place for an error (a
+    `kvlint check .` over vLLM's recipes exited 2 on its mkdocs.yml). In a deployment the tag is
+    still KV901: no engine or Kubernetes reads it."""
+    result = load_text(MKDOCS, display="mkdocs.yml")
+    assert [p.code for p in result.problems] == ["KV905"]
+    deployment = "model: m\nmax-model-len: !!python/name:os.system 4096\n"
+    result = load_text(deployment, display="c.yaml")
+    assert [(p.code, p.span.location()) for p in result.problems] == [("KV901", "c.yaml:2:16")]
