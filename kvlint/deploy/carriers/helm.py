@@ -8,6 +8,7 @@ Chart keys are camelCase spellings of the engine's flags (``maxModelLen`` is
 
 from __future__ import annotations
 
+from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.argv import from_node
 from kvlint.deploy.carriers.base import Context
@@ -25,6 +26,8 @@ from kvlint.deploy.interpret import Engine
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
+from kvlint.finding import InputProblem
+from kvlint.finding import Severity
 from kvlint.lazy_re import lazy
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
@@ -115,8 +118,12 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
     specs = root.dig("servingEngineSpec", "modelSpec")
     deployments: list[Deployment] = []
     engine = ENGINES["vllm"]
+    if _false(root.dig("servingEngineSpec", "enableEngine")):
+        return []  # the chart renders no engine at all (helm/templates/deployment-vllm-multi)
     for index, spec in enumerate(specs.items if isinstance(specs, Sequence) else []):
-        if not isinstance(spec, Mapping):
+        # `enabled: false` is an example the chart does not deploy (its own values.yaml ships
+        # one, "not deployed by default"): nothing runs, nothing to check.
+        if not isinstance(spec, Mapping) or _false(spec.get("enabled")):
             continue
         label = spec.text_of("name") or f"#{index}"
         repository = spec.scalar("repository")
@@ -147,7 +154,7 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
                 dep.env["VLLM_USE_V1"] = Sourced("0", v0.span, v0.raw)
             _apply_camel(engine, dep, config, frozenset({"extraArgs", "v0"}))
             engine.apply_args(dep, from_node(config.get("extraArgs")))
-        dep.gpu_count = int_sourced(spec.get("requestGPU"), ctx.problems, "`requestGPU`")
+        dep.gpu_count = _request_gpu(spec.scalar("requestGPU"), ctx.problems)
         # requestGPUType is a resource name (nvidia.com/mig-...), not a GPU model.
         dep.gpu = gpu_from_scheduling(spec)
         ray = spec.dig("raySpec", "enabled")
@@ -156,6 +163,25 @@ def _production_stack(root: Mapping, ctx: Context) -> list[Deployment]:
             dep.distributed_executor_backend = Sourced("ray", ray.span, ray.raw)
         deployments.append(dep)
     return deployments
+
+
+def _false(node: Node | None) -> bool:
+    return isinstance(node, Scalar) and node.value is False
+
+
+def _request_gpu(node: Scalar | None, problems: list[InputProblem]) -> Sourced[int] | None:
+    """The GPUs the chart requests: ``int requestGPU`` of them (its chart.resources helper), so
+    none below one. ``requestGPU: 0.5`` is how the chart's own tests share a GPU between pods:
+    a warning that says what it does, not an error that it is no whole number."""
+    if node is not None and isinstance(node.value, float) and 0 < node.value < 1:
+        message = (
+            f"`requestGPU` {node.text} requests no GPU: the chart renders `int requestGPU` "
+            f"of them (0), so the pod is scheduled without one and sees only what the node's "
+            f"container runtime exposes"
+        )
+        problems.append(InputProblem(codes.INVALID_SETTING, node.span, message, Severity.WARNING))
+        return None
+    return int_sourced(node, problems, "`requestGPU`")
 
 
 def _engine_chart(root: Mapping, ctx: Context) -> list[Deployment]:

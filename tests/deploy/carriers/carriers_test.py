@@ -53,6 +53,42 @@ def test_production_stack_v0_switch() -> None:
     assert dep.env["VLLM_USE_V1"].span.location() == "v.yaml:7:24"
 
 
+def test_production_stack_what_the_chart_does_not_deploy() -> None:
+    """The chart's own values.yaml ships an example model spec with `enabled: false` ("not
+    deployed by default"): kvlint read it and reported KV306 on an example nothing runs. Its
+    tests share one GPU between two pods with `requestGPU: 0.5`: the chart requests
+    `int requestGPU` GPUs (none), which kvlint called a KV502 error "must be a whole number";
+    it is a warning that says what the chart does."""
+    spec = (
+        "servingEngineSpec:\n  modelSpec:\n    - name: q\n      repository: vllm/vllm-openai\n"
+        "      tag: v0.8.5\n      modelURL: Qwen/Qwen2.5-14B-Instruct\n"
+        "      requestGPU: {gpus}\n{extra}"
+        "      vllmConfig: {{tensorParallelSize: 2, gpuMemoryUtilization: 0.4}}\n"
+    )
+    disabled = load_text(spec.format(gpus=1, extra="      enabled: false\n"), display="v.yaml")
+    assert (disabled.deployments, disabled.problems) == ([], [])
+    engine_off = "servingEngineSpec:\n  enableEngine: false\n" + spec.format(gpus=1, extra="")[19:]
+    assert load_text(engine_off, display="v.yaml").deployments == []
+    shared = load_text(spec.format(gpus=0.5, extra=""), display="v.yaml")
+    assert [(p.code, p.severity.name, p.message) for p in shared.problems] == [
+        (
+            "KV502",
+            "WARNING",
+            "`requestGPU` 0.5 requests no GPU: the chart renders `int requestGPU` of them (0), "
+            "so the pod is scheduled without one and sees only what the node's container "
+            "runtime exposes",
+        )
+    ]
+    (dep,) = shared.deployments
+    assert dep.gpu_count is None  # no GPU resource requested
+    wrong = load_text(spec.format(gpus=1.5, extra=""), display="v.yaml")
+    assert [(p.code, p.span.location()) for p in wrong.problems] == [("KV502", "v.yaml:7:19")]
+    (dep,) = load_text(
+        spec.format(gpus=2, extra="      enabled: true\n"), display="v.yaml"
+    ).deployments
+    assert dep.gpu_count is not None and dep.gpu_count.value == 2
+
+
 def test_kubeai_model() -> None:
     dep = _one("kubeai-model.yaml")
     assert dep.model is not None
