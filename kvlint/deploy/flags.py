@@ -120,8 +120,23 @@ class EngineSpec:
             name = name.replace("_", "-")
         if not self.abbrev or not spelled.startswith("--") or not name:
             return None
+        # argparse matches the prefix against every option string, aliases included
+        # (SGLang's `--nccl-init` is `--nccl-init-addr`, an alias of `--dist-init-addr`).
         matches = [k for k in self.known if k.startswith(name)]
+        matches += [
+            target
+            for alias, target in self.aliases.items()
+            if alias.startswith("--") and alias[2:].startswith(name)
+        ]
         return matches[0] if len(matches) == 1 else None
+
+    def predates_table(self, version: str | None) -> bool:
+        """Whether ``version`` is older than every release whose flags were read: a flag the
+        table lacks may have been one of its own (retired since)."""
+        if not version or not self.releases_read:
+            return False
+        current, oldest = _version_tuple(version), _version_tuple(self.releases_read[0])
+        return current is not None and oldest is not None and current < oldest
 
     def arity(self, name: str) -> Arity:
         setting = self.settings.get(name)
@@ -283,12 +298,19 @@ def _literal(token: Token, text: str) -> Token:
     return Token(text, token.node, token.aligner, token.start, token.end, token.fallback)
 
 
-def unknown_flag_problem(spec: EngineSpec, token: Token) -> InputProblem:
+def unknown_flag_problem(
+    spec: EngineSpec, token: Token, version: str | None = None
+) -> InputProblem:
     spelled = token.text.partition("=")[0]
     hint = spec.suggest(spelled)
     message = f"unknown flag `{spelled}` for {spec.name}"
     if hint and hint.lstrip("-") != spelled.lstrip("-"):
         message += f"; did you mean `{hint}`?"
+    if spec.predates_table(version):
+        # SGLang v0.5.5's `--cuda-graph-max-bs` (renamed since): an error would be a guess.
+        read = " and ".join(spec.releases_read)
+        message += f" (flags read from {spec.name} {read}; {version} is older and may have it)"
+        return InputProblem(codes.UNKNOWN_FLAG, token.span, message, Severity.WARNING)
     return InputProblem(codes.UNKNOWN_FLAG, token.span, message, Severity.ERROR)
 
 

@@ -148,7 +148,8 @@ class Engine:
         difflib search, and a hostile file of 20,000 unknown flags took 20 s."""
         dep.unknown_flags.append(flag)
         if len(dep.unknown_flags) <= SUGGEST_UNKNOWN_FLAGS:
-            dep.problems.append(unknown_flag_problem(self.spec, token))
+            version = dep.engine_version.value if dep.engine_version is not None else None
+            dep.problems.append(unknown_flag_problem(self.spec, token, version))
         else:
             spelled = token.text.partition("=")[0]
             message = f"unknown flag `{spelled}` for {self.spec.name}"
