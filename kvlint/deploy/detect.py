@@ -52,8 +52,10 @@ _NIM = lazy(r"(?:^|/)nim/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)(?=[:@]|$)", re.IGNO
 # The llm-d images that ship vLLM (ghcr.io/llm-d/llm-d, -cuda, -xpu, ...), not the project's
 # scheduler, routing sidecar or simulator images (llm-d-inference-scheduler, ...).
 _LLM_D = r"llm-d/llm-d(?:-(?:cuda|xpu|gaudi|hpu|cpu|rocm|aws|dev|cuda-dev))?(?=[:@]|$)"
-# Simulators and mocks that answer like an engine but hold no model: nothing to size.
-_NOT_ENGINES = lazy(r"inference-sim|mock", re.IGNORECASE)
+# Simulators and mocks that answer like an engine but hold no model, and the vLLM project's
+# router images (ghcr.io/vllm-project/semantic-router/extproc: an Envoy external processor
+# whose `--secure` is its own flag): nothing to size.
+_NOT_ENGINES = lazy(r"inference-sim|mock|vllm-project/semantic-router", re.IGNORECASE)
 # Image name patterns -> engine.
 _IMAGE_ENGINES = (
     (lazy(r"sglang", re.IGNORECASE), "sglang"),

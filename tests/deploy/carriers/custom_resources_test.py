@@ -443,6 +443,10 @@ def test_routers_and_simulators_are_not_servers() -> None:
         "        args: [--model, Qwen/Qwen3-8B, --max-num-seqs, '5', --max-model-len, '1024']\n"
         "      - name: epp\n        image: ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.0\n"
         "        args: [--poolName, p, --grpcPort, '9002']\n"
+        # The vLLM project's semantic router: an Envoy external processor, not vLLM.
+        "      - name: semantic-router\n"
+        "        image: ghcr.io/vllm-project/semantic-router/extproc:latest\n"
+        "        args: ['--secure=true']\n"
     )
     result = load_text(text, display="g.yaml")
     assert result.deployments == [] and result.problems == []
