@@ -1,4 +1,4 @@
-"""GPUs one engine reaches across pods: a LeaderWorkerSet group, a Ray cluster.
+"""GPUs one engine reaches across pods: a LeaderWorkerSet group, a kthena role, a Ray cluster.
 
 A multi-node engine (vLLM's pipeline or data parallelism over a LeaderWorkerSet, tensor
 parallelism over a Ray cluster) runs on the GPUs of every pod of its group, not only its own
@@ -33,6 +33,8 @@ def pod_gpus(pod_spec: Node | None) -> int:
 def lws_gpus(template: Mapping, problems: list[InputProblem]) -> Sourced[int] | None:
     """A LeaderWorkerSet template's GPUs: the leader pod's plus ``size - 1`` worker pods'
     (without a leader template every pod is a worker). None for a group of one pod."""
+    if template.get("entryTemplate") is not None:
+        return _kthena_role_gpus(template, problems)
     size = int_sourced(template.get("size"), problems, "`size`")
     if size is None or size.value <= 1:
         return None
@@ -41,6 +43,17 @@ def lws_gpus(template: Mapping, problems: list[InputProblem]) -> Sourced[int] | 
     leader_spec = template.dig("leaderTemplate", "spec")
     leader = pod_gpus(leader_spec) if isinstance(leader_spec, Mapping) else worker
     return Sourced(leader + (size.value - 1) * worker, size.span, size.raw)
+
+
+def _kthena_role_gpus(role: Mapping, problems: list[InputProblem]) -> Sourced[int] | None:
+    """A Volcano kthena ModelServing role: its entry pod's GPUs plus ``workerReplicas`` worker
+    pods' (kthena's multi-node example starts a Ray cluster over them for TP x PP)."""
+    workers = int_sourced(role.get("workerReplicas"), problems, "`workerReplicas`")
+    if workers is None or workers.value < 1:
+        return None
+    entry = pod_gpus(role.dig("entryTemplate", "spec"))
+    worker = pod_gpus(role.dig("workerTemplate", "spec"))
+    return Sourced(entry + workers.value * worker, workers.span, workers.raw)
 
 
 def ray_cluster_gpus(cluster: Mapping, problems: list[InputProblem]) -> Sourced[int] | None:

@@ -2,7 +2,8 @@
 
 Operators wrap the pod spec in shapes of their own: AIBrix ``StormService`` roles and
 ``RayClusterFleet`` head and worker groups, llm-d ``DisaggregatedSet`` roles of LeaderWorkerSet
-templates, llmaz ``Service`` workload templates, Seldon predictors, Argo Rollouts and Workflows,
+templates, llmaz ``Service`` workload templates, Volcano kthena ``ModelServing`` roles (an entry
+pod and its workers), Seldon predictors, Argo Rollouts and Workflows,
 OME runtimes' ``runner`` containers. Rather than one reader per kind, the document is searched:
 a mapping with a ``containers`` list is a pod spec; a mapping with an ``image`` and a command,
 arguments, environment or resources is a container. What surrounds them (the role's name, the
@@ -28,6 +29,7 @@ _CONTAINER_KEYS = frozenset({"command", "args", "env", "envFrom", "resources", "
 # Keys that name a role on their own (the word the label uses).
 _ROLE_KEYS = {
     "leaderTemplate": "leader",
+    "entryTemplate": "leader",  # Volcano kthena ModelServing roles
     "workerTemplate": "worker",
     "headGroupSpec": "head",
     "workerGroupSpecs": "worker",
@@ -60,7 +62,12 @@ class ContainerSite(NamedTuple):
 
     @property
     def leader(self) -> bool:
-        return "leader" in self.roles or "head" in self.roles
+        # The innermost of these words decides: a worker template in a role its operator
+        # named `leader` (kthena's generated test data) is a worker.
+        for word in reversed(self.roles):
+            if word in ("leader", "head", "worker"):
+                return word != "worker"
+        return False
 
 
 def containers(root: Node) -> list[ContainerSite]:
@@ -97,6 +104,8 @@ def _walk(node: Node, around: _Around, depth: int) -> Iterator[ContainerSite]:
         return
     if node.get("headGroupSpec") is not None:
         around = around._replace(cluster=node)
+    if node.get("entryTemplate") is not None and node.get("workerTemplate") is not None:
+        around = around._replace(group=node)  # a kthena role: one entry pod and its workers
     for key, child in node.items:
         name = key.text
         if name in _SKIP:

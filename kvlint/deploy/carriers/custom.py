@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kvlint import codes
 from kvlint.deploy import nim
+from kvlint.deploy.argv import Token
 from kvlint.deploy.carriers.base import Context
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.kubernetes import group_env
@@ -28,11 +29,13 @@ from kvlint.deploy.serving import engine_title
 from kvlint.deploy.serving import other_image
 from kvlint.deploy.serving import unread_resource
 from kvlint.deployment import Deployment
+from kvlint.deployment import Sourced
 from kvlint.engines import ENGINES
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
+from kvlint.source.nodes import Scalar
 
 NAME = "custom-resource"
 
@@ -40,6 +43,7 @@ _GROUP_WORDS = ("leader", "head", "worker")
 # Resources whose operator supplies the engine's image and entrypoint, so a container of theirs
 # with flags alone runs that engine (llm-d's ModelService takes them from its BaseConfig).
 _ENGINE_OF_KIND = {("llm-d.ai", "ModelService"): "vllm"}
+_MODEL_BOOSTER = ("workload.serving.volcano.sh", "ModelBooster")
 
 
 def matches(root: Node) -> bool:
@@ -103,11 +107,31 @@ def _deployment(
     spec = root.mapping("spec")
     if (api, root.text_of("kind")) == ("apps.nvidia.com", "NIMService") and spec is not None:
         nim.multi_node(dep, spec, ENGINES[dep.engine.value])
+    elif (api, root.text_of("kind")) == _MODEL_BOOSTER:
+        _model_booster_worker(dep, container, root)
     if site.group is not None and (site.leader or "worker" not in site.roles):
         dep.group_gpus = lws_gpus(site.group, problems)
     elif site.cluster is not None and site.leader:
         dep.group_gpus = ray_cluster_gpus(site.cluster, problems)
     return dep
+
+
+def _model_booster_worker(dep: Deployment, worker: Mapping, root: Mapping) -> None:
+    """A kthena ModelBooster worker: its ``config`` is the engine's flags (the controller writes
+    ``--key value`` per key, ``--key`` alone for an empty string: ConvertVLLMArgsFromJson), and
+    the model is the backend's ``modelURI``, which it downloads and serves from a path."""
+    config = worker.mapping("config")
+    engine = ENGINES.get(dep.engine.value)
+    if config is not None and engine is not None:
+        tokens: list[Token] = []
+        for key, value in config.items:
+            tokens.append(Token("--" + key.text.replace("_", "-"), key))
+            if isinstance(value, Scalar) and value.text != "":
+                tokens.append(Token(value.text, value))
+        engine.apply_args(dep, tokens)
+    uri = root.dig("spec", "backend", "modelURI")
+    if dep.model is None and isinstance(uri, Scalar) and uri.text:
+        dep.model = Sourced(uri.text.removeprefix("hf://"), uri.span, uri.raw)
 
 
 def _ray_nodes(

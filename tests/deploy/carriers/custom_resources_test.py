@@ -492,3 +492,75 @@ def test_chart_values_that_run_an_engine_kvlint_does_not_read() -> None:
     operator = "backendRuntime:\n  llamacpp:\n    image: {repository: ghcr.io/ggml-org/llama.cpp}\n"
     (info,) = load_text(operator, display="values.yaml").problems
     assert info.severity.name == "INFO"
+
+
+KTHENA_MULTINODE = """\
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelServing
+metadata: {name: llama-multinode}
+spec:
+  template:
+    roles:
+      - name: llama-405b
+        replicas: 2
+        entryTemplate:
+          spec:
+            containers:
+              - name: leader
+                image: vllm/vllm-openai:v0.11.0
+                command: [sh, -c, "bash multi-node-serving.sh leader --ray_cluster_size=2;
+                  python3 -m vllm.entrypoints.openai.api_server --model
+                  meta-llama/Llama-3.1-405B-Instruct --tensor-parallel-size 8
+                  --pipeline_parallel_size 2"]
+                resources: {limits: {nvidia.com/gpu: "8"}}
+        workerReplicas: 1
+        workerTemplate:
+          spec:
+            containers:
+              - name: worker
+                image: vllm/vllm-openai:v0.11.0
+                command: [sh, -c, "bash multi-node-serving.sh worker --ray_address=$(ADDR)"]
+                resources: {limits: {nvidia.com/gpu: "8"}}
+"""
+
+
+def test_a_kthena_role_is_one_group_of_an_entry_pod_and_its_workers() -> None:
+    """Volcano kthena's multi-node example: TP 8 x PP 2 over the entry pod's 8 GPUs and one
+    worker pod's 8 (KV306 said "the pod requests 8" before)."""
+    result = load_text(KTHENA_MULTINODE, display="m.yaml")
+    (dep,) = result.deployments
+    assert dep.group_gpus is not None and dep.group_gpus.value == 16
+    assert dep.group_gpus.span.location() == "m.yaml:19:25"  # workerReplicas
+
+
+MODEL_BOOSTER = """\
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata: {name: qwen}
+spec:
+  backend:
+    type: vLLM
+    modelURI: hf://Qwen/Qwen2.5-7B-Instruct
+    workers:
+      - type: server
+        image: vllm/vllm-openai:v0.11.0
+        config:
+          tensor-parallel-size: 2
+          max_model_len: 8192
+          trust-remote-code: ""
+        resources: {limits: {nvidia.com/gpu: "2"}}
+"""
+
+
+def test_a_kthena_model_booster_worker_reads_its_config_and_model_uri() -> None:
+    """The controller turns `config` into `--key value` (`--key` alone for ""), and serves the
+    backend's `modelURI`: kvlint read neither, so a TP 16 worker was "the default layout"."""
+    result = load_text(MODEL_BOOSTER, display="b.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.model is not None and dep.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert dep.model.span.location() == "b.yaml:7:15"
+    assert dep.tensor_parallel_size is not None and dep.tensor_parallel_size.value == 2
+    assert dep.tensor_parallel_size.span.location() == "b.yaml:12:33"
+    assert dep.max_model_len is not None and dep.max_model_len.value == 8192
+    assert "trust-remote-code" in dep.settings
