@@ -92,8 +92,8 @@ def extract(root: Node, ctx: Context) -> list[Deployment]:
 def _apply_camel(engine: Engine, dep: Deployment, values: Mapping, skip: frozenset[str]) -> None:
     """Chart keys that are engine flags in camelCase; other chart keys are the chart's own."""
     for key, value in values.items:
-        if key.text in skip or not isinstance(value, Scalar) or value.value is None:
-            continue
+        if key.text in skip or not isinstance(value, Scalar) or value.value in (None, ""):
+            continue  # an empty value is unset: charts guard each with `{{- if .Values.X }}`
         name = engine.spec.canonical("--" + kebab(key.text))
         if name is None:
             continue
