@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kvlint.deploy.load import load_path
 from kvlint.deploy.load import load_text
 from kvlint.deployment import Deployment
@@ -87,6 +89,20 @@ def test_production_stack_what_the_chart_does_not_deploy() -> None:
         spec.format(gpus=2, extra="      enabled: true\n"), display="v.yaml"
     ).deployments
     assert dep.gpu_count is not None and dep.gpu_count.value == 2
+
+
+def test_an_empty_chart_value_is_unset() -> None:
+    """OPEA's TGI chart ships `MAX_INPUT_LENGTH: ""` and renders it only `{{- if
+    .Values.MAX_INPUT_LENGTH }}`: an empty value is unset, not a KV502 "expects an integer"."""
+    text = (
+        "image: {repository: ghcr.io/huggingface/text-generation-inference, tag: '2.4.1'}\n"
+        "LLM_MODEL_ID: Intel/neural-chat-7b-v3-3\nMAX_INPUT_LENGTH: ''\nMAX_TOTAL_TOKENS: '4096'\n"
+    )
+    result = load_text(text, display="values.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert "max-input-length" not in dep.settings
+    assert dep.settings["max-total-tokens"].value == 4096
 
 
 def test_kubeai_model() -> None:
@@ -188,3 +204,32 @@ def test_kserve_runtime_reads_max_length_and_ignores_unknown_flags() -> None:
     assert dep.max_model_len is not None
     assert (dep.max_model_len.value, dep.max_model_len.span.location()) == (2048, "i.yaml:9:46")
     assert [u.value for u in dep.unknown_flags] == ["--no-such-flag=1"]
+
+
+@pytest.mark.parametrize(
+    ("count", "gpus", "problem"),
+    [
+        ("all", None, None),
+        ("'${INFERENCE_GPU_COUNT:-all}'", None, None),  # NVIDIA's RAG example compose file
+        ("'${GPUS}'", None, None),  # the shell's to fill in
+        ("'${GPUS:-2}'", (2, "c.yaml:9:48"), None),  # the default's own characters
+        ("2", (2, "c.yaml:9:39"), None),
+        ("'${GPUS:-two}'", None, ("KV502", "c.yaml:9:48")),
+    ],
+)
+def test_compose_gpu_count(
+    count: str, gpus: tuple[int, str] | None, problem: tuple[str, str] | None
+) -> None:
+    """`count: all` is every GPU of the host, also as a variable's default (it was KV502
+    "must be a whole number, got `${INFERENCE_GPU_COUNT:-all}`")."""
+    text = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: [--model, Qwen/Qwen2.5-7B-Instruct]\n    deploy:\n      resources:\n"
+        "        reservations:\n          devices:\n"
+        f"            - {{driver: nvidia, count: {count}, capabilities: [gpu]}}\n"
+    )
+    result = load_text(text, display="c.yaml")
+    assert [(p.code, p.span.location()) for p in result.problems] == ([problem] if problem else [])
+    (dep,) = result.deployments
+    got = (dep.gpu_count.value, dep.gpu_count.span.location()) if dep.gpu_count else None
+    assert got == gpus
