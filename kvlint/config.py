@@ -108,7 +108,9 @@ class Config:
         default=None,
         metadata=_about(
             "gitwildmatch patterns (relative to this file) of files and folders a folder walk "
-            "skips; replaces the default: hidden files and folders, node_modules, __pycache__"
+            "skips; replaces the default: hidden files and folders, node_modules, __pycache__ "
+            "and the JavaScript tools' JSON (package.json, package-lock.json, tsconfig*.json, "
+            "jsconfig*.json)"
         ),
     )
     extend_exclude: list[str] = field(
@@ -134,8 +136,18 @@ class Config:
 
 
 # What a folder walk skips unless `exclude` says otherwise (ruff's default keeps hidden folders,
-# virtual environments and caches out the same way); `.git` is never walked.
-DEFAULT_EXCLUDE = (".*", "node_modules", "__pycache__")
+# virtual environments and caches out the same way); `.git` is never walked. The JavaScript
+# tools' JSON files hold no deployment, and tsconfig.json is JSON with comments: a `kvlint
+# check .` over a repository with a web front end reported it as unreadable (KV901, exit 2).
+DEFAULT_EXCLUDE = (
+    ".*",
+    "node_modules",
+    "__pycache__",
+    "package.json",
+    "package-lock.json",
+    "tsconfig*.json",
+    "jsconfig*.json",
+)
 
 
 # Where the schema is published: the file in the repository, as SchemaStore's catalog fetches it.

@@ -82,6 +82,18 @@ def shown_name(name: str) -> str:
     return name
 
 
+_DEFAULT_EXCLUDED_NAMES = frozenset(
+    {"node_modules", "__pycache__", "package.json", "package-lock.json"}
+)
+
+
+def _default_excluded(name: str) -> bool:
+    """``config.DEFAULT_EXCLUDE`` read by name (each pattern there is a name, no folder)."""
+    if name.startswith(".") or name in _DEFAULT_EXCLUDED_NAMES:
+        return True
+    return name.startswith(("tsconfig", "jsconfig")) and name.endswith(".json")
+
+
 def _resolved(path: Path) -> Path:
     try:
         return path.resolve()
@@ -168,7 +180,7 @@ class Exclusions:
         if patterns == self.default_exclude:
             # The default patterns name a file or folder by its own name alone: no pattern
             # library needed (a walk of a repository without .gitignore imports none).
-            return path.name.startswith(".") or path.name in ("node_modules", "__pycache__")
+            return _default_excluded(path.name)
         relative = _relative(path, base if base is not None else Path.cwd())
         if relative is None:  # outside the config's folder: only the name can match
             relative = path.name

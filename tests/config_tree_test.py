@@ -184,7 +184,22 @@ def test_one_file_needs_no_pattern_library(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [".hidden", "a.yaml", "node_modules", "node_modules.yaml", "__pycache__", ".kvlint.yaml"],
+    [
+        ".hidden",
+        "a.yaml",
+        "node_modules",
+        "node_modules.yaml",
+        "__pycache__",
+        ".kvlint.yaml",
+        "package.json",
+        "package-lock.json",
+        "package.json.yaml",
+        "tsconfig.json",
+        "tsconfig.base.json",
+        "jsconfig.json",
+        "xtsconfig.json",
+        "tsconfig.yaml",
+    ],
 )
 @pytest.mark.parametrize("is_dir", [True, False])
 def test_the_default_exclusions_read_as_gitwildmatch_reads_them(name: str, is_dir: bool) -> None:

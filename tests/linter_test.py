@@ -152,7 +152,9 @@ def lines(findings: tuple[Finding, ...]) -> list[str]:
 def test_collect_files_walks_folders_in_order(tmp_path: Path) -> None:
     for name in ["b.yaml", "a/z.yml", "a/c.json", "notes.txt", ".hidden.yaml"]:
         write(tmp_path / name)
-    for skipped in [".git/x.yaml", "node_modules/y.yaml", ".github/w.yaml"]:
+    # The JavaScript tools' JSON (tsconfig.json is JSON with comments: KV901 in a walk before).
+    js = ["web/package.json", "web/package-lock.json", "web/tsconfig.base.json", "jsconfig.json"]
+    for skipped in [".git/x.yaml", "node_modules/y.yaml", ".github/w.yaml", *js]:
         write(tmp_path / skipped)
     found = collect_files([str(tmp_path), str(tmp_path / "b.yaml")])
     assert [display for _, display in found] == [

@@ -430,12 +430,16 @@ def _bool(raw: Any) -> bool:
 
 # A value set at run time: a shell or Kubernetes variable, or a template placeholder (found by
 # kvlint.source.text.find_placeholder: as a pattern it backtracked on a long line of `{`).
-_VARIABLE_RE = lazy(r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*")
+# Zarf packages' `###ZARF_VAR_GPU_LIMIT###` (also _CONST_ and _PKG_TMPL_) are filled in when the
+# package is deployed (defenseunicorns' LeapfrogAI charts).
+_VARIABLE_RE = lazy(
+    r"\$(\(|\{)?[A-Za-z_][A-Za-z0-9_]*|###ZARF_(?:VAR|CONST|PKG_TMPL)_[A-Z0-9_]+###"
+)
 
 
 def is_run_time_value(text: str) -> bool:
     """Whether ``text`` holds a value filled in at deploy or run time (`$(MAX_LEN)`, `$LEN`,
-    `{{ .Values.len }}`)."""
+    `{{ .Values.len }}`, `###ZARF_VAR_LEN###`)."""
     return _VARIABLE_RE.search(text) is not None or find_placeholder(text) is not None
 
 

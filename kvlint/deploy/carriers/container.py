@@ -27,6 +27,7 @@ from kvlint.deploy.detect import nim_llm
 from kvlint.deploy.detect import nim_model
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
+from kvlint.deploy.flags import is_run_time_value
 from kvlint.deploy.gpu_facts import DeviceRequest
 from kvlint.deploy.gpu_facts import GpuFact
 from kvlint.deploy.gpu_facts import choose
@@ -110,8 +111,8 @@ MAX_COUNT = 4096
 
 
 def int_sourced(node: Node | None, problems: list[InputProblem], what: str) -> Sourced[int] | None:
-    if not isinstance(node, Scalar) or node.value is None:
-        return None
+    if not isinstance(node, Scalar) or node.value is None or is_run_time_value(node.text):
+        return None  # unset, or filled in at deploy time (`$(GPUS)`, `###ZARF_VAR_GPUS###`)
     try:
         value = int(str(node.value).strip())
     except ValueError:

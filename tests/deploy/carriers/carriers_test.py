@@ -233,3 +233,19 @@ def test_compose_gpu_count(
     (dep,) = result.deployments
     got = (dep.gpu_count.value, dep.gpu_count.span.location()) if dep.gpu_count else None
     assert got == gpus
+
+
+def test_zarf_package_variables_are_filled_in_at_deploy_time() -> None:
+    """LeapfrogAI's vLLM values: `###ZARF_VAR_TENSOR_PARALLEL_SIZE###` is a Zarf package
+    variable, set when the package is deployed (four KV502 errors before)."""
+    text = (
+        "image: {repository: vllm/vllm-openai, tag: v0.11.0}\nmodel: Qwen/Qwen2.5-7B-Instruct\n"
+        "tensorParallelSize: '###ZARF_VAR_TENSOR_PARALLEL_SIZE###'\n"
+        "gpuMemoryUtilization: '###ZARF_VAR_GPU_MEMORY_UTILIZATION###'\n"
+        "resources: {limits: {nvidia.com/gpu: '###ZARF_VAR_GPU_LIMIT###'}}\n"
+    )
+    result = load_text(text, display="values.yaml")
+    assert result.problems == []
+    (dep,) = result.deployments
+    assert dep.gpu_count is None
+    assert dep.runtime["tensor_parallel_size"].value == "###ZARF_VAR_TENSOR_PARALLEL_SIZE###"
