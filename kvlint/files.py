@@ -266,21 +266,28 @@ def _relative(path: Path, base: Path) -> str | None:
 
 def helm_template(path: Path, data: bytes | None = None) -> str | None:
     """The chart folder when ``path`` is one of a Helm chart's templates (a file under a
-    ``templates/`` folder beside a ``Chart.yaml``, or holding ``{{ ... }}``); None otherwise.
+    ``templates/`` folder beside a ``Chart.yaml``, or holding ``{{ ... }}``; a file holding
+    ``{{ ... }}`` under the chart's ``files/``); None otherwise.
 
     A template is Go text/template source, not YAML: read as it is, it is unreadable or reads as
     something the chart does not deploy. Its rendered output is what to check
     (``helm template CHART | kvlint check - --stdin-filename CHART/values.yaml``)."""
-    parts = path.parts
-    if "templates" not in parts[:-1]:
-        return None
-    index = len(parts) - 2 - parts[:-1][::-1].index("templates")  # the innermost templates/
-    chart = Path(*parts[:index]) if index else Path(".")
-    if reading.is_regular_file(chart / "Chart.yaml"):
-        return str(chart)
-    if data is None:
-        try:
-            data = reading.read_bytes(path, reading.DEPLOYMENT)
-        except OSError:
-            return None  # the check reports why it cannot be read
-    return str(chart) if b"{{" in data else None
+    folders = path.parts[:-1]
+    for name in ("templates", "files"):  # files/: a chart's `.Files.Get ... | tpl` sources
+        if name not in folders:
+            continue
+        index = len(folders) - 1 - folders[::-1].index(name)  # the innermost one
+        chart = Path(*folders[:index]) if index else Path(".")
+        beside = reading.is_regular_file(chart / "Chart.yaml")
+        if name == "templates" and beside:
+            return str(chart)
+        if name == "files" and not beside:
+            continue  # a files/ folder of anything else is no chart's
+        if data is None:
+            try:
+                data = reading.read_bytes(path, reading.DEPLOYMENT)
+            except OSError:
+                return None  # the check reports why it cannot be read
+        if b"{{" in data:
+            return str(chart)
+    return None

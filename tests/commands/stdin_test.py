@@ -130,12 +130,19 @@ def test_a_helm_template_in_a_walk_is_one_info_finding(
     )
     (chart / "templates" / "deployment.yaml").write_text(template)
     (chart / "templates" / "_helpers.yaml").write_text('{{- define "x" -}}\n{{- end -}}\n')
+    (chart / "files").mkdir()  # `.Files.Get "files/patch.yaml" | tpl`: a template too
+    (chart / "files" / "patch.yaml").write_text(
+        "metadata:\n  namespace: {{ .Release.Namespace }}\n"
+    )
+    (chart / "files" / "plain.yaml").write_text("kind: ConfigMap\napiVersion: v1\n")
     loose = tmp_path / "ops" / "templates"
     loose.mkdir(parents=True)
     (loose / "job.yaml").write_text("{{ if .Values.on }}\nkind: Job\n{{ end }}\n")
     result = run_cli(["check", "."], capsys)
     assert result.code == 0  # info findings, not exit 2
     assert result.out.splitlines() == [
+        "chart/files/patch.yaml:1:1: KV905 [info] a Helm template of the chart `chart`: not "
+        "read; check what it renders (`helm template chart | kvlint check -`)",
         "chart/templates/_helpers.yaml:1:1: KV905 [info] a Helm template of the chart `chart`: "
         "not read; check what it renders (`helm template chart | kvlint check -`)",
         "chart/templates/deployment.yaml:1:1: KV905 [info] a Helm template of the chart "
