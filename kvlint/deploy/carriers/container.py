@@ -110,6 +110,12 @@ def scalar_sourced(node: Node | None) -> Sourced[str] | None:
 MAX_COUNT = 4096
 
 
+def _sglang_diffusion(invocation: Invocation) -> bool:
+    return invocation.engine == "sglang" and any(
+        token.text.partition("=")[0] == "--num-gpus" for token in invocation.args
+    )
+
+
 def int_sourced(node: Node | None, problems: list[InputProblem], what: str) -> Sourced[int] | None:
     if not isinstance(node, Scalar) or node.value is None or is_run_time_value(node.text):
         return None  # unset, or filled in at deploy time (`$(GPUS)`, `###ZARF_VAR_GPUS###`)
@@ -210,6 +216,15 @@ def container_deployment(
         known = image_engine(image)
         if known in (None, default_engine) and other_image(image) is None:
             invocation = Invocation(default_engine, args, None, "the operator's entrypoint")
+    if invocation is not None and _sglang_diffusion(invocation):
+        # `sglang serve` of an image or video model hands its flags to SGLang's diffusion
+        # server (`--num-gpus`, `--backend`): it holds no KV cache, nothing of it is sized.
+        message = f"{name}: SGLang's diffusion server (`--num-gpus`) holds no KV cache to check"
+        where_node = command_node or container.get(args_key) or container
+        problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, where_node.span, message, Severity.INFO)
+        )
+        return None
     engine_name = invocation.engine if invocation is not None else None
     if engine_name is None and command_node is None and not args:
         # No argv at all: the image's own entrypoint, or settings carried in env vars only.

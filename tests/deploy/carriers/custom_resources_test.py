@@ -564,3 +564,20 @@ def test_a_kthena_model_booster_worker_reads_its_config_and_model_uri() -> None:
     assert dep.tensor_parallel_size.span.location() == "b.yaml:12:33"
     assert dep.max_model_len is not None and dep.max_model_len.value == 8192
     assert "trust-remote-code" in dep.settings
+
+
+def test_sglang_serve_of_a_diffusion_model_is_no_kv_cache() -> None:
+    """`sglang serve --backend=sglang --num-gpus=2` of FLUX (Google's inference reference
+    architecture) runs SGLang's diffusion server, whose flags are not the LLM server's: two
+    KV501 errors before; now one info that nothing of it is sized."""
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: flux}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: server\n"
+        "        image: lmsysorg/sglang:v0.5.5\n        command: [sglang, serve]\n"
+        "        args: [--model-path=/gcs/flux, --backend=sglang, --num-gpus=2]\n"
+    )
+    result = load_text(text, display="f.yaml")
+    assert result.deployments == []
+    assert [(p.code, p.severity.name, p.span.location()) for p in result.problems] == [
+        ("KV905", "INFO", "f.yaml:10:18")
+    ]
