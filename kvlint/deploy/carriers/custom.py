@@ -86,8 +86,14 @@ def _deployment(
     site: ContainerSite, root: Mapping, label: str, problems: list[InputProblem], ctx: Context
 ) -> Deployment | None:
     container = site.container
-    if site.cluster is not None and container.get("command") is None and not container.get("args"):
+    bare = container.get("command") is None and not container.get("args")
+    if site.cluster is not None and bare:
         return None  # a Ray node: KubeRay starts `ray start` in it, the engine runs elsewhere
+    if bare and (root.text_of("kind"), (root.text_of("apiVersion") or "").partition("/")[0]) == (
+        "MPIJob",
+        "kubeflow.org",
+    ):
+        return None  # an MPI worker: the operator runs sshd in it, the launcher's mpirun the rest
     name = container.text_of("name") or "?"
     where = " ".join(site.roles)
     kind = "initContainer" if site.init else "container"

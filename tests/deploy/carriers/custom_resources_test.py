@@ -581,3 +581,23 @@ def test_sglang_serve_of_a_diffusion_model_is_no_kv_cache() -> None:
     assert [(p.code, p.severity.name, p.span.location()) for p in result.problems] == [
         ("KV905", "INFO", "f.yaml:10:18")
     ]
+
+
+def test_an_mpi_worker_without_a_command_runs_no_engine() -> None:
+    """A Kubeflow MPIJob's workers run the operator's sshd; the launcher's mpirun starts the
+    program (AWS's multi-node NCCL test on a Triton TensorRT-LLM image: KV306 "7 GPUs left
+    idle" on each worker, which serves nothing)."""
+    text = (
+        "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: nccl}\nspec:\n"
+        "  mpiReplicaSpecs:\n    Launcher:\n      replicas: 1\n      template:\n        spec:\n"
+        "          containers:\n          - name: launcher\n"
+        "            image: example/triton_trtllm_multinode:24.08.1\n"
+        "            command: [mpirun, -np, '16', /opt/nccl-tests/build/all_reduce_perf]\n"
+        "    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n"
+        "          - name: worker\n            image: example/triton_trtllm_multinode:24.08.1\n"
+        "            resources: {limits: {nvidia.com/gpu: 8}}\n"
+    )
+    result = load_text(text, display="n.yaml")
+    assert result.deployments == []
+    # The launcher's mpirun is not read (it could wrap trtllm-serve): said, not guessed.
+    assert [(p.code, p.span.location()) for p in result.problems] == [("KV905", "n.yaml:13:22")]
