@@ -184,6 +184,27 @@ def _expand_all(args: list[Token], positional: list[Token]) -> list[Token]:
     return out
 
 
+# Forks of an engine with options of their own: read as the engine they fork, their options were
+# KV501 errors (ik_llama.cpp's -khad and --merge-qkv, BeeLlama's --spec-dflash-cross-ctx,
+# vLLM-Omni's --omni).
+_FORKS = (
+    (lazy(r"ik[-_]llama", re.IGNORECASE), "ik_llama.cpp, a fork of llama.cpp"),
+    (lazy(r"beellama", re.IGNORECASE), "BeeLlama, a fork of llama.cpp"),
+    (
+        lazy(r"(^|/)vllm-omni(:|@|$)", re.IGNORECASE),
+        "vLLM-Omni (`--omni`), vLLM's omni-modal build",
+    ),
+)
+
+
+def engine_fork(image: str) -> str | None:
+    """What ``image`` is when it is a fork of an engine kvlint reads, else None."""
+    for pattern, what in _FORKS:
+        if pattern.search(image):
+            return what
+    return None
+
+
 def simulator(image: str) -> bool:
     """An engine simulator or mock (llm-d-inference-sim, vllm-mock): no model is loaded."""
     return _NOT_ENGINES.search(image) is not None

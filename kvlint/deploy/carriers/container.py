@@ -21,6 +21,7 @@ from kvlint.deploy.argv import substitute
 from kvlint.deploy.argv import words
 from kvlint.deploy.compose_vars import shell_defaults
 from kvlint.deploy.detect import Invocation
+from kvlint.deploy.detect import engine_fork
 from kvlint.deploy.detect import find_invocation
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import nim_llm
@@ -216,6 +217,16 @@ def container_deployment(
         known = image_engine(image)
         if known in (None, default_engine) and other_image(image) is None:
             invocation = Invocation(default_engine, args, None, "the operator's entrypoint")
+    fork = engine_fork(image) if invocation is not None and image else None
+    if fork is not None:
+        message = (
+            f"{name}: `{image}` is {fork} with options of its own, so its settings are not checked"
+        )
+        fork_at = image_node.span if image_node is not None else container.span
+        problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, fork_at, message, Severity.WARNING)
+        )
+        return None
     if invocation is not None and _sglang_diffusion(invocation):
         # `sglang serve` of an image or video model hands its flags to SGLang's diffusion
         # server (`--num-gpus`, `--backend`): it holds no KV cache, nothing of it is sized.

@@ -601,3 +601,31 @@ def test_an_mpi_worker_without_a_command_runs_no_engine() -> None:
     assert result.deployments == []
     # The launcher's mpirun is not read (it could wrap trtllm-serve): said, not guessed.
     assert [(p.code, p.span.location()) for p in result.problems] == [("KV905", "n.yaml:13:22")]
+
+
+@pytest.mark.parametrize(
+    ("image", "what"),
+    [
+        ("ghcr.io/ikawrakow/ik-llama-cpp:cu13-server", "ik_llama.cpp, a fork of llama.cpp"),
+        ("ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.3.0", "BeeLlama, a fork of llama.cpp"),
+    ],
+)
+def test_a_fork_of_an_engine_is_said_not_read_as_the_engine(image: str, what: str) -> None:
+    """ik_llama.cpp's -khad / --merge-qkv and BeeLlama's options were KV501 errors "unknown
+    flag for llamacpp" on a community repository's compose files."""
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: s\n"
+        f"        image: {image}\n"
+        "        command: [/app/llama-server, -m, /models/m.gguf, -khad, -vhad, --merge-qkv]\n"
+    )
+    result = load_text(text, display="d.yaml")
+    assert result.deployments == []
+    assert [(p.code, p.severity.name, p.message) for p in result.problems] == [
+        (
+            "KV905",
+            "WARNING",
+            f"Deployment/d container s: `{image}` is {what} with options of its own, so its "
+            "settings are not checked",
+        )
+    ]
