@@ -229,12 +229,12 @@ def _argo_values(root: Mapping) -> list[Node]:
 
 
 def _read_node(root: Node, ctx: Context, *, report: bool) -> list[Deployment]:
-    from kvlint.deploy.carriers import CARRIERS
+    from kvlint.deploy.carriers import carrier_for
     from kvlint.deploy.serving import values_image
 
-    for carrier in CARRIERS.values():
-        if carrier.matches(root):
-            return carrier.extract(root, ctx)
+    carrier = carrier_for(root)
+    if carrier is not None:
+        return carrier.extract(root, ctx)
     if _is_recognised(root) or not report:
         return []
     serving = values_image(root)

@@ -363,3 +363,21 @@ def test_a_check_compiles_few_of_kvlints_patterns(tmp_path: Path) -> None:
     )
     assert done.returncode == 0 and "KV" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "True"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "carrier"),
+    [("deploy.yaml", KUBERNETES, "kubernetes"), ("serve.yaml", VLLM_CONFIG, "engine_yaml")],
+)
+def test_only_the_carrier_a_document_could_be_is_imported(
+    tmp_path: Path, name: str, text: str, carrier: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    code, modules = imported(tmp_path, "check", "--format", "concise", "--gpu", "L4", name)
+    assert code == 1
+    prefix = "kvlint.deploy.carriers."
+    loaded = {m.removeprefix(prefix) for m in modules if m.startswith(prefix)}
+    assert carrier in loaded
+    others = {"plan", "kserve", "kubeai", "dynamo", "ray", "llmaz", "custom", "compose", "rayllm"}
+    others |= {"kubernetes", "engine_yaml"} - {carrier}
+    assert loaded.isdisjoint(others), sorted(loaded & others)

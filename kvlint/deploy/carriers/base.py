@@ -12,6 +12,7 @@ from kvlint.deployment import Deployment
 from kvlint.finding import InputProblem
 from kvlint.finding import Severity
 from kvlint.finding import Span
+from kvlint.source.nodes import Mapping
 from kvlint.source.nodes import Node
 from kvlint.source.text import SourceText
 
@@ -57,3 +58,14 @@ class Carrier(Protocol):
     def extract(self, root: Node, ctx: Context) -> list[Deployment]:
         """Every deployment the document describes; problems go to ``ctx`` or the deployment."""
         ...
+
+
+def kind_of(root: Node) -> tuple[str, str] | None:
+    """(apiVersion, kind) of a Kubernetes object, or None."""
+    if not isinstance(root, Mapping):
+        return None
+    api = root.text_of("apiVersion")
+    kind = root.text_of("kind")
+    if api is None or kind is None:
+        return None
+    return api, kind

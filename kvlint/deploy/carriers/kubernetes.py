@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint import codes
 from kvlint.deploy.argv import Token
 from kvlint.deploy.carriers.base import Context
+from kvlint.deploy.carriers.base import kind_of as kind_of  # where the others import it
 from kvlint.deploy.carriers.container import PodFacts
 from kvlint.deploy.carriers.container import container_deployment
 from kvlint.deploy.carriers.container import scalar_sourced
@@ -35,17 +36,6 @@ _POD_SPECS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("spec", "leaderWorkerTemplate", "workerTemplate", "spec"),
     ),
 }
-
-
-def kind_of(root: Node) -> tuple[str, str] | None:
-    """(apiVersion, kind) of a Kubernetes object, or None."""
-    if not isinstance(root, Mapping):
-        return None
-    api = root.text_of("apiVersion")
-    kind = root.text_of("kind")
-    if api is None or kind is None:
-        return None
-    return api, kind
 
 
 def matches(root: Node) -> bool:
