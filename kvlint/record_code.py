@@ -75,6 +75,7 @@ def install() -> None:
     setattr(create_fn, HOOKED, True)
     dataclasses._create_fn = create_fn  # type: ignore[attr-defined]
     _install_namedtuple(compiled.NAMEDTUPLES)
+    _install_forward_refs()
 
 
 def defer_inspect() -> None:
@@ -127,3 +128,33 @@ def _install_namedtuple(lambdas: dict[str, Any]) -> None:
 
     setattr(cached_eval, HOOKED, True)
     collections.eval = cached_eval  # type: ignore[attr-defined]
+
+
+def _install_forward_refs() -> None:
+    """``typing.NamedTuple`` turns each field's annotation into a ``ForwardRef`` (a string under
+    ``from __future__ import annotations``), and ``ForwardRef`` compiles its text when made:
+    218 compiles of 53 distinct texts (``int``, ``str | None``, ...) in a one-file check, ~3 ms.
+    typing's ``compile`` is given each text's code object once made: a code object is immutable,
+    so the ForwardRefs of one text share it as they would share an equal one. Any other call
+    (flags, another mode, a text that does not compile) is the builtin's."""
+    import builtins
+    import typing
+
+    if "compile" in vars(typing):
+        return  # set by someone else: left alone
+    builtin_compile = builtins.compile
+    made: dict[tuple[str, str], Any] = {}
+
+    def cached_compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not isinstance(source, str) or not isinstance(filename, str):
+            return builtin_compile(source, filename, mode, *args, **kwargs)
+        key = (source, filename)
+        code = made.get(key) if mode == "eval" else None
+        if code is None:
+            code = builtin_compile(source, filename, mode)
+            if mode == "eval":
+                made[key] = code
+        return code
+
+    setattr(cached_compile, HOOKED, True)
+    typing.compile = cached_compile  # type: ignore[attr-defined]

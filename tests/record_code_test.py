@@ -137,3 +137,19 @@ def test_a_dataclass_kvlint_does_not_know_is_compiled_as_before() -> None:
     first = Other(2)
     assert first == Other(2) and first.names == [] and Other().count == 0
     assert Other.__init__.__code__.co_filename == "<string>"
+
+
+@same_release
+def test_forward_references_of_one_text_share_its_code_and_a_bad_one_still_fails() -> None:
+    import typing
+
+    import kvlint  # noqa: F401  (installs the hooks)
+
+    first, second = (
+        typing.ForwardRef("tuple[int, ...] | None"),
+        typing.ForwardRef("tuple[int, ...] | None"),
+    )
+    assert first.__forward_code__ is second.__forward_code__
+    assert eval(first.__forward_code__) == (tuple[int, ...] | None)
+    with pytest.raises(SyntaxError):
+        typing.ForwardRef("int |")
