@@ -65,11 +65,20 @@ class ConfigTree:
         self._nearest: dict[Path, Path | None] = {}  # folder -> its config file
         self._reals: dict[Path, Path] = {}  # folder as given -> resolved
         self._settings: dict[Path | None, Settings] = {}  # config file -> resolved
+        # path as asked -> its config file: a file is asked for by the walk's exclusions, its
+        # settings and its report (three stats and resolutions a file of a large walk).
+        self._answers: dict[Path, Path | None] = {}
 
     def config_for(self, path: Path) -> Path | None:
         """The config file that governs ``path`` (a file or a folder), None for the defaults."""
         if self._fixed:
             return self._fixed_path
+        if path in self._answers:
+            return self._answers[path]
+        answer = self._answers[path] = self._config_for(path)
+        return answer
+
+    def _config_for(self, path: Path) -> Path | None:
         folder = path if path.is_dir() else path.parent
         key = self._real(folder)
         # As find_config walks up, but each folder's answer is kept for its children: a walk of
