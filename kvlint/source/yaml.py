@@ -436,8 +436,10 @@ class _Converter:
             self.object_tags.append(unreadable(self.source.span(start), message))
         kind = type(node).__name__
         if kind == "MappingNode":
-            placeholder = _PLACEHOLDER_RE.fullmatch(self.source.text[start:end])
-            if placeholder:
+            # Matched in place (a slice copied every mapping's text, nested ones again and
+            # again), and only where the text opens like one.
+            text = self.source.text
+            if text.startswith("{{", start) and _PLACEHOLDER_RE.fullmatch(text, start, end):
                 # `max-model-len: {{ .Values.len }}` is a mapping to YAML, a template's value to
                 # its author: reported once (KV901), then kept as the text it stands for, so the
                 # setting reads as set at run time rather than as a wrong-typed `{}`.
