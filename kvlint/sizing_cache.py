@@ -98,7 +98,16 @@ class _Key:
         return isinstance(other, _Key) and self._hash == other._hash and self.values == other.values
 
 
+# Values hashable as they are, keyed with their type (exact types: a subclass takes the long way).
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
 def _frozen(value: Any) -> Hashable:
+    kind = type(value)
+    if kind in _PLAIN:  # most values: the same key the checks below make, sooner
+        return (kind.__name__, value)
+    if kind is Sourced and type(value.value) in _PLAIN:
+        return ("sourced", (type(value.value).__name__, value.value), value.raw, value.default)
     if isinstance(value, Sourced):
         return ("sourced", _frozen(value.value), value.raw, value.default)
     if isinstance(value, Span):
