@@ -99,6 +99,7 @@ class _State:
         "limit",
         "main",
         "previous_int",
+        "sigint_ignored",
         "started",
         "ticking",
     )  # fmt: skip
@@ -113,6 +114,7 @@ class _State:
         self.interrupted = False
         self.main: int | None = None  # the main thread's ident, once the handlers are set
         self.previous_int: Any = None
+        self.sigint_ignored = False  # SIG_IGN (a background job, nohup): no Ctrl-C can arrive
 
 
 _state = _State()
@@ -183,6 +185,8 @@ def _can_tell_ctrl_c() -> bool:
     delivered to the main thread only)."""
     if _state.main is None:
         return False
+    if _state.sigint_ignored:
+        return True  # no SIGINT is delivered, so every KeyboardInterrupt is raised by code
     return _thread.get_ident() != _state.main or _state.previous_int is not None
 
 
@@ -223,6 +227,9 @@ def _on_main_thread() -> bool:
         return False
     _state.main = _thread.get_ident()
     previous = _signal.getsignal(_signal.SIGINT)
+    # A run started in the background (`cmd &` in a script, nohup, a CI step) inherits SIGINT
+    # ignored: a plugin's KeyboardInterrupt ended such runs with exit 130 and no report.
+    _state.sigint_ignored = previous is _signal.SIG_IGN
     if previous is _signal.default_int_handler:  # Python's own: wrap it to see a real Ctrl-C
         _state.previous_int = previous
         _signal.signal(_signal.SIGINT, _on_interrupt)

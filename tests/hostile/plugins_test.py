@@ -15,7 +15,9 @@ import pytest
 
 from testing.plugins import add_distribution
 from testing.plugins import make_env
+from testing.plugins import python
 from testing.plugins import run_kvlint
+from testing.shared import REPO
 
 DOC = '''"""## What it does
     Checks something.
@@ -154,6 +156,32 @@ def test_every_misbehaving_rule_is_one_kv908_naming_its_plugin(env: Path, tmp_pa
         "kvlint-plugin-doc": "Broken: SystemExit: sys.exit(3)",
         "kvlint-plugin-hangs": "did not finish within 1 s (KVLINT_RULE_TIMEOUT)",
     }
+
+
+def test_a_plugins_keyboard_interrupt_in_a_background_run(env: Path, tmp_path: Path) -> None:
+    """A run started in the background (`kvlint check . &` in a script, nohup, some CI steps)
+    inherits SIGINT ignored, so no Ctrl-C can reach it: a plugin's KeyboardInterrupt ended it
+    with exit 130 and no report (the merge train, run from a background job, saw it)."""
+    import os
+    import signal
+
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    done = subprocess.run(
+        [python(env), "-m", "kvlint", "check", "--no-config", "--select", "HOST003", "deploy.yaml"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), **ENV},
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.splitlines() == [
+        "deploy.yaml:1:1: KV909 [error] rule HOST003 `rule-host003` of 'kvlint-plugin-hostile' "
+        "failed, so its findings on this deployment are missing: KeyboardInterrupt (raised by "
+        "the plugin itself)"
+    ]
 
 
 def test_a_rule_calling_sys_exit_0_never_makes_the_run_pass(env: Path, tmp_path: Path) -> None:
