@@ -77,7 +77,7 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
         ("CohereForAI/c4ai-command-r-plus-08-2024", 2 * 64 * 8 * 128 * 2),
         ("nvidia/Mistral-NeMo-Minitron-8B-Instruct", 2 * 40 * 8 * 128 * 2),
         ("nvidia/Minitron-8B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 4096 / 48
-        ("nvidia/Minitron-4B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 3072 / 24
+        ("nvidia/Minitron-4B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 3072 / 8
         ("allenai/Llama-3.1-Tulu-3-8B", 2 * 32 * 8 * 128 * 2),
     ],
 )
