@@ -79,6 +79,8 @@ def test_encoder_models_are_in_the_catalog_and_refused_with_the_reason(
         ("nvidia/Minitron-8B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 4096 / 48
         ("nvidia/Minitron-4B-Base", 2 * 32 * 8 * 128 * 2),  # head_dim 128, not 3072 / 8
         ("allenai/Llama-3.1-Tulu-3-8B", 2 * 32 * 8 * 128 * 2),
+        ("allenai/olmOCR-2-7B-1025", 2 * 28 * 4 * 128 * 2),  # the Qwen2.5-VL-7B text model
+        ("humain-ai/ALLaM-7B-Instruct-preview", 2 * 32 * 32 * 128 * 2),  # MHA: 32 KV heads
     ],
 )
 def test_sizes_from_the_published_configs(model_id: str, per_token_bytes: int) -> None:
@@ -142,3 +144,24 @@ def test_minitron_counts_its_two_matrix_relu2_mlp() -> None:
     # would count 2.1B parameters it does not have and its weights would crowd out the cache
     spec = catalog.entry_spec("nvidia/Minitron-8B-Base")
     assert spec.param_count is not None and 8.0e9 < spec.param_count < 8.5e9
+
+
+@pytest.mark.parametrize(
+    "model_id", ["LGAI-EXAONE/EXAONE-4.0-32B", "allenai/Olmo-3.1-32B-Instruct"]
+)
+def test_exaone_4_and_olmo_3_window_three_layers_in_four(model_id: str) -> None:
+    # both configs: 64 layers, layer_types sliding x3 then full, 4096-token windows, 8 KV
+    # heads of 128 (EXAONE states head_dim; OLMo's is 5120 / 40)
+    spec = catalog.entry_spec(model_id)
+    assert spec.layer_counts() == {"full": 16, "sliding": 48}
+    assert spec.sliding_window == 4096
+    kv = kv_size(spec)
+    assert kv.per_token_bytes == 16 * 2 * 8 * 128 * 2
+    assert kv.bounded_bytes(100_000) == 48 * 4096 * 2 * 8 * 128 * 2
+
+
+def test_lfm2_is_refused_for_its_convolution_layers() -> None:
+    entry = catalog.get_entry("LiquidAI/LFM2.5-VL-1.6B")
+    assert entry is not None and entry.unsized is not None and "convolution" in entry.unsized
+    with pytest.raises(UnsizedArchitecture, match="model_type 'lfm2_vl/lfm2'"):
+        catalog.entry_spec("LiquidAI/LFM2.5-VL-1.6B")

@@ -78,6 +78,7 @@ MODEL_TYPES = (
     "glm4_moe",
     "olmo",
     "olmo2",
+    "olmo3",  # OLMo 3 / 3.1: OLMo 2 attention, windowed on the layers `layer_types` calls sliding
     "olmoe",
     "granite",
     "granitemoe",
@@ -95,6 +96,7 @@ MODEL_TYPES = (
     "minicpm",
     "smollm3",
     "exaone",
+    "exaone4",  # EXAONE 4.0: GQA of `head_dim`, 3 windowed layers in 4 (`layer_types`, "LLLG")
     "hunyuan_v1_dense",
     "seed_oss",
     "arcee",

@@ -25,6 +25,10 @@ _KIMI_LINEAR = (
     "Kimi Delta Attention (linear attention) layers interleaved with MLA layers "
     "(`linear_attn_config`)"
 )
+_LFM2 = (
+    "LFM2's short-convolution layers (`conv` in `layer_types`, a fixed state of `conv_L_cache` "
+    "columns) between its attention layers"
+)
 _ENCODER = (
     "an encoder (or encoder-decoder) model; kvlint sizes the cache of decoder-only models, and "
     "vLLM serves encoder-only models without one"
@@ -57,6 +61,8 @@ UNSIZED: dict[str, str] = {
     ),
     "kimi_linear": _KIMI_LINEAR,
     "kimi_k3": _KIMI_LINEAR,
+    "lfm2": _LFM2,
+    "lfm2_vl": _LFM2,
     "bert": _ENCODER,
     "roberta": _ENCODER,
     "xlm-roberta": _ENCODER,
