@@ -141,7 +141,21 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
     kv_tp = 1 if s.attention_dp else tp
     stage = spec.layers[start:end]
     per_token = sum(layer_bytes(layer, types, kv_tp) for layer in stage)
-    windows = {_window(layer, context) for layer in stage if layer_bytes(layer, types, kv_tp)}
+    # The PyTorch backend sizes every layer for max_seq_len unless kv_cache_config sets
+    # max_attention_window (resource_manager.py: max_attention_window_vec = [max_seq_len]);
+    # kvlint reads no such option, so a model's sliding windows shape the pool only in an
+    # engine built by trtllm-build. gpt-oss-120b on trtllm-serve 1.1 logs 'kv size is 73728',
+    # all 36 layers at full length, and one window in max_attention_window_vec.
+    windowed = s.backend == "tensorrt"
+    windows = {
+        _window(layer, context) if windowed else context
+        for layer in stage
+        if layer_bytes(layer, types, kv_tp)
+    }
+    if not windowed and any(layer.kind.bounded and layer.window for layer in stage):
+        notes.append(
+            "sliding-window layers sized for max_seq_len (no kv_cache_config.max_attention_window)"
+        )
     if len(windows) > 1:
         # Variable sliding-window attention: one pool per window size, the memory split in
         # proportion to window x that window's per-token size (kvCacheManager.cpp

@@ -96,14 +96,22 @@ def test_engines_of_older_trtllm_build_page_in_64() -> None:
 
 
 def test_sliding_window_layers_share_the_pool_by_their_window() -> None:
-    # Gemma 3 27B: 52 of 62 layers keep a 1,024-token window. At max_seq_len 32,768 a token of
-    # the full-attention pool costs the global layers' bytes plus 1,024 / 32,768 of the local
-    # layers' (the pools split memory by window x per-token size).
+    # Gemma 3 27B in an engine built by trtllm-build: 52 of 62 layers keep a 1,024-token window.
+    # At max_seq_len 32,768 a token of the full-attention pool costs the global layers' bytes
+    # plus 1,024 / 32,768 of the local layers' (the pools split memory by window x per-token
+    # size).
     from kvlint.engines.trtllm.accounting import layer_bytes
     from testing.builders import catalog_model
 
     spec = catalog_model("google/gemma-3-27b-it")
-    s = settled("trtllm", spec=spec, gpu=None, max_model_len=32768, kv_cache_memory_bytes=GiB)
+    s = settled(
+        "trtllm",
+        spec=spec,
+        gpu=None,
+        max_model_len=32768,
+        kv_cache_memory_bytes=GiB,
+        extras={"backend": "tensorrt"},
+    )
     e = account(s)
     assert s.cache_types is not None
     full = sum(layer_bytes(x, s.cache_types, 1) for x in spec.layers if not x.kind.bounded)
@@ -113,6 +121,22 @@ def test_sliding_window_layers_share_the_pool_by_their_window() -> None:
     assert e.bytes_per_token == round(full + local * 1024 / 32768)
 
 
+def test_the_pytorch_backend_sizes_sliding_window_layers_for_max_seq_len() -> None:
+    # trtllm-serve 1.1.0rc3, gpt-oss-120b on a DGX Spark (jeansblog/trt_llm README): "kv size is
+    # 73728" -- 36 layers x 8 KV heads x 64 x K and V x 2 bytes, the 18 sliding-window layers at
+    # full length -- and one window in max_attention_window_vec. With no
+    # kv_cache_config.max_attention_window the PyTorch backend keeps [max_seq_len] for every layer.
+    from testing.builders import catalog_model
+
+    spec = catalog_model("openai/gpt-oss-120b")
+    assert any(x.kind.bounded and x.window for x in spec.layers)
+    s = settled("trtllm", spec=spec, gpu=None, max_model_len=131072, kv_cache_memory_bytes=GiB)
+    e = account(s)
+    assert e.bytes_per_token == 73728
+    assert e.blocks_per_request == 131072 // 32
+    assert any("max_attention_window" in n for n in e.notes)
+
+
 def test_one_window_for_every_layer_is_one_pool_of_whole_tokens() -> None:
     # Mistral 7B v0.1 keeps 4,096 tokens in every layer: nothing to split, a token costs the
     # full 128 KiB (32 layers x 8 heads x 128 x K and V x 2 bytes), as the 0.9 runtime printed
@@ -120,7 +144,14 @@ def test_one_window_for_every_layer_is_one_pool_of_whole_tokens() -> None:
     from testing.builders import catalog_model
 
     spec = catalog_model("mistralai/Mistral-7B-v0.1")
-    s = settled("trtllm", spec=spec, gpu=None, max_model_len=32768, kv_cache_memory_bytes=GiB)
+    s = settled(
+        "trtllm",
+        spec=spec,
+        gpu=None,
+        max_model_len=32768,
+        kv_cache_memory_bytes=GiB,
+        extras={"backend": "tensorrt"},
+    )
     e = account(s)
     assert e.bytes_per_token == 128 * 1024
     assert e.blocks_per_request == 4096 // 32
