@@ -83,6 +83,8 @@ SPAN = Span("engine_logs.jsonl", 1, 1)
 
 # Log lines only the V0 engine prints: such a case is replayed as a V0 release.
 _V0_MARKERS = ("worker.py:267]", "executor_base.py", "model_runner.py:11", "# cuda blocks")
+# The V0 engine's banner, which V1 releases print when VLLM_USE_V1=0 selects it.
+_V0_ENGINE = "Initializing a V0 LLM engine"
 
 
 def load_cases(path: Path = LOGS) -> list[dict[str, Any]]:
@@ -178,7 +180,25 @@ def gpu_of(case: dict[str, Any]) -> GpuSpec | None:
     return None
 
 
+# Cases run on a nightly wheel whose version the log does not print: the release line the
+# nightly belongs to, from its install line and date (every release in the range named gives the
+# same figures: the same memory line, sampler and start-up check).
+NIGHTLY_RELEASE = {
+    # vllm-project/recipes moonshotai/Kimi-K2-Think.md installs `uv pip install -U vllm --pre
+    # --extra-index-url https://wheels.vllm.ai/nightly`; its logs are dated 11-06 (2025): main
+    # between 0.11.0 (October 2025) and 0.11.1, after #26859 (2025-10-15).
+    "vllm-kimi-k2-thinking-8xh200-tp8-recipes": "0.11.1",
+    "vllm-kimi-k2-thinking-8xh200-tp8-dcp8-recipes": "0.11.1",
+    # vllm-project/vllm#32105, comment of 2026-01-28 "On ...58996f3 (nightly)": after 0.14.0
+    # (the whole-model PP check, #29431) and before its fix in 0.16 (#33698); #34076 of
+    # 2026-02-08 shows the same check on 0.15.2rc1.dev93.
+    "vllm-glm-4.7-fp8-pp8-a100-kv-error": "0.15.0",
+}
+
+
 def _version(case: dict[str, Any]) -> str | None:
+    if case["id"] in NIGHTLY_RELEASE:
+        return NIGHTLY_RELEASE[case["id"]]
     version = case.get("engine_version")
     quotes = " ".join(case.get("quotes") or [])
     if version is None and any(marker in quotes for marker in _V0_MARKERS):
@@ -251,6 +271,9 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if case.get("data_parallel_size"):
         dep.data_parallel_size = s(case["data_parallel_size"])
     command = " ".join(case.get("quotes") or [])
+    if _V0_ENGINE in command:
+        # The engine says it runs V0 on a V1 release: the environment's VLLM_USE_V1=0.
+        dep.env = {**dep.env, "VLLM_USE_V1": Sourced("0", SPAN)}
     dcp = re.search(r"(?:--decode-context-parallel-size|-dcp)[ =](\d+)", command)
     if dcp:
         dep.settings = {**dep.settings, "decode-context-parallel-size": s(int(dcp.group(1)))}
@@ -430,8 +453,9 @@ class Replay:
         return v if v is not None and v[1] else None
 
 
-# vLLM's start-up check on a GPU another process holds: "Free memory on device (16.01/93.0 GiB)".
-_BUSY = re.compile(r"Free memory on device \(([\d.]+)/([\d.]+) GiB\)")
+# vLLM's start-up check on a GPU another process holds: "Free memory on device (16.01/93.0 GiB)",
+# from 0.2x with the device named: "Free memory on device cuda:0 (54.34/79.18 GiB)".
+_BUSY = re.compile(r"Free memory on device (?:\S+ )?\(([\d.]+)/([\d.]+) GiB\)")
 
 
 # Cases that log an error whose wording blames memory where the engine's source shows the
@@ -594,7 +618,13 @@ def _within(value: float, bounds: tuple[float, float]) -> float:
     return min(max(value, bounds[0]), bounds[1])
 
 
-def fit(replays: list[Replay], prior: MemoryConstants = PRIORS) -> MemoryConstants:
+# Per fitted constant: the per-case values behind it, with each case's id and source.
+FitDetails = dict[str, list[tuple[float, str, str]]]
+
+
+def fit(
+    replays: list[Replay], prior: MemoryConstants = PRIORS, details: FitDetails | None = None
+) -> MemoryConstants:
     """The memory model's constants fitted on ``replays`` (each names what sets it):
 
     * bytes per logit: the dense single-stage cases with a >= 100k vocabulary whose log prints
@@ -609,19 +639,30 @@ def fit(replays: list[Replay], prior: MemoryConstants = PRIORS) -> MemoryConstan
     per_logit: list[float] = []
     per_native: list[float] = []
     per_act: list[float] = []
+    found: FitDetails = details if details is not None else {}
+
+    def note(name: str, value: float, r: Replay) -> None:
+        found.setdefault(name, []).append((value, str(r.case["id"]), r.source))
+
     for r in replays:
         s, peak = r.settled, _number(r.logged.get("activation_peak_gib"))
         if s is None or r.spec is None or peak is None or s.version_assumed:
             continue
         spec, rows = r.spec, min(s.seqs, s.batched)
-        native = native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None)
+        # A vision-language model's profile run starts with its encoder, which the model does
+        # not size: its peak says nothing about the sampler's bytes (Qwen2-VL-2B's 2.65 GiB).
+        vlm = bool(spec.vision_param_count)
+        native = native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None, s.v0)
         forward = forward_bytes(spec, max_num_batched_tokens=s.batched, tp=s.tp, constants=prior)
         sampler = sampler_bytes(spec, rows=rows, native=native, constants=prior)
         if s.pp > 1 or forward > 2 * sampler:
             # the forward pass is the peak (a first pipeline stage runs no sampler)
             per_act.append(peak * GiB / (forward / prior.bytes_per_intermediate_token))
-        elif sampler > 2 * forward and not spec.num_experts and rows >= 64:
+            note("bytes_per_intermediate_token", per_act[-1], r)
+        elif sampler > 2 * forward and not spec.num_experts and rows >= 64 and not vlm:
             (per_native if native else per_logit).append(peak * GiB / (spec.vocab_size * rows))
+            name = "bytes_per_logit_native" if native else "bytes_per_logit"
+            note(name, (per_native if native else per_logit)[-1], r)
     constants = dc_replace(
         prior,
         bytes_per_logit=_within(_median(per_logit, prior.bytes_per_logit), LOGIT_RANGE),
@@ -645,6 +686,7 @@ def fit(replays: list[Replay], prior: MemoryConstants = PRIORS) -> MemoryConstan
         start, end = pp_layer_ranges(r.spec.num_layers, s.pp)[0]
         rows_g.append((1.0, graph_width(r.spec, tp=s.tp, layers_on_gpu=end - start)))
         ys_g.append(estimated * GiB)
+        note("graph", estimated * GiB, r)
     if len(rows_g) >= 3:
         base, per = _least_squares(rows_g, ys_g)
         constants = dc_replace(constants, graph_base=base, graph_bytes_per_hidden_layer=per)
@@ -659,6 +701,8 @@ def fit(replays: list[Replay], prior: MemoryConstants = PRIORS) -> MemoryConstan
             continue
         if r.logged.get("error") or s.version_assumed or not r.stated():
             continue
+        if r.spec.vision_param_count:
+            continue  # the encoder's profile (not modelled) would count as non-torch memory
         last = s.pp == 1  # the log prints stage 0's figures: the sampler runs on the last
         act = activation_bytes(
             r.spec,
@@ -666,13 +710,15 @@ def fit(replays: list[Replay], prior: MemoryConstants = PRIORS) -> MemoryConstan
             max_num_seqs=s.seqs,
             last_stage=last,
             tp=s.tp,
-            native=native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None),
+            native=native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None, s.v0),
             constants=constants,
         )
         graphs = r.free.cudagraph_bytes or 0 if r.free is not None else 0
         rest = budget - weights * GiB - avail * GiB - act - graphs
-        cell = cells.setdefault((memory_line(s.numbers), _tp_class(s)), {})
+        cell = cells.setdefault((memory_line(s.numbers, s.v0), _tp_class(s)), {})
         cell.setdefault(r.source, []).append(rest)
+        layout = ("tp1", "tp>1", "pp")[_tp_class(s)]
+        note(f"non_torch {memory_line(s.numbers, s.v0)} {layout}", rest, r)
     table = dict(constants.non_torch)
     for line in LINES:
         row = list(table.get(line, table["v1-0.11"]))
@@ -711,10 +757,13 @@ def _least_squares(rows: list[tuple[float, float]], ys: list[float]) -> tuple[fl
 # --- in sample, out of sample ---------------------------------------------------------------
 
 
-def in_sample(cases: list[dict[str, Any]]) -> tuple[MemoryConstants, list[Replay]]:
-    """Constants fitted on every case; every case predicted with them (band: the shipped one)."""
+def in_sample(
+    cases: list[dict[str, Any]], details: FitDetails | None = None
+) -> tuple[MemoryConstants, list[Replay]]:
+    """Constants fitted on every case; every case predicted with them (band: the shipped one).
+    ``details`` receives the per-case values behind each constant."""
     first = [replay(case) for case in cases]
-    constants = fit(first)
+    constants = fit(first, details=details)
     return constants, [replay(case, constants) for case in cases]
 
 
@@ -908,7 +957,46 @@ def print_band(table: vllm_band.BandTable) -> None:
         print(f"  {key:22} {low:+.4f} {high:+.4f}  {cases:3} logs from {sources} sources")
 
 
-def write_fitted(constants: MemoryConstants, table: vllm_band.BandTable, cases: int) -> None:
+def _spread(details: FitDetails) -> list[str]:
+    """``SPREAD`` of fitted.py: per constant the cases, the sources and the range of the
+    per-case values it was fitted on (bytes for memory, bytes per element for the rest)."""
+    lines = [
+        "",
+        "# What each constant holds over: (cases, sources, lowest and highest per-case value)",
+        "# of the logs it was fitted on (non-torch and graphs in bytes; the others in bytes per",
+        "# element), and the sources, most cases first. A constant fitted on one source holds",
+        "# for that source's setting only (the band says how far it carries).",
+        "SPREAD: dict[str, tuple[int, int, float, float]] = {",
+    ]
+    for name in sorted(details):
+        values = [v for v, _, _ in details[name]]
+        sources = {src for _, _, src in details[name]}
+        lines.append(
+            f'    "{name}": ({len(values)}, {len(sources)}, {min(values):.4f}, {max(values):.4f}),'
+        )
+    lines += ["}", "", "SOURCES: dict[str, tuple[str, ...]] = {"]
+    for name in sorted(details):
+        counts: dict[str, int] = {}
+        for _, _, src in details[name]:
+            counts[src] = counts.get(src, 0) + 1
+        ranked = sorted(counts, key=lambda src: (-counts[src], src))
+        one = f'    "{name}": ("{ranked[0]} ({counts[ranked[0]]})",),'
+        if len(ranked) == 1 and len(one) <= 100:
+            lines.append(one)  # as the formatter writes a one-item tuple
+            continue
+        lines.append(f'    "{name}": (')
+        lines += [f'        "{src} ({counts[src]})",' for src in ranked]
+        lines.append("    ),")
+    lines.append("}")
+    return lines
+
+
+def write_fitted(
+    constants: MemoryConstants,
+    table: vllm_band.BandTable,
+    cases: int,
+    details: FitDetails | None = None,
+) -> None:
     """``kvlint/engines/vllm/fitted.py``: the constants fitted on every case and the band from
     the out-of-sample residuals, as plain data with the count of cases behind each."""
     lines = [
@@ -953,6 +1041,8 @@ def write_fitted(constants: MemoryConstants, table: vllm_band.BandTable, cases: 
         low, high, n, sources = table.rows[key]
         lines.append(f'    "{key}": ({low:.4f}, {high:.4f}, {n}, {sources}),')
     lines.append("}")
+    if details:
+        lines += _spread(details)
     FITTED.write_text("\n".join(lines) + "\n")
     print(f"wrote {FITTED.relative_to(REPO)}")
 
@@ -974,7 +1064,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sources = {source_key(str(c["source"])) for c in cases}
     print(f"{len(cases)} cases from {len(sources)} sources (none reserved)")
-    constants, inside = in_sample(cases)
+    details: FitDetails = {}
+    constants, inside = in_sample(cases, details)
     outside = out_of_sample(cases)
     resolved = sum(1 for r in inside if r.spec is not None)
     print(f"model resolved for {resolved} of {len(cases)}")
@@ -993,7 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
         table = build_band(out_of_sample_point(cases))
         print_band(table)
         if args.write_band:
-            write_fitted(constants, table, len(cases))
+            write_fitted(constants, table, len(cases), details)
     return 0
 
 

@@ -278,6 +278,48 @@ def _nemotron_mlp(
 _VISION_TYPES = frozenset({"siglip_vision_model", "llama4_vision_model"})
 
 
+# Qwen2-VL's and Qwen2.5-VL's vision transformers (transformers' modeling_qwen2_vl.py
+# Qwen2VisionTransformerPretrainedModel, modeling_qwen2_5_vl.py Qwen2_5_VisionTransformer...):
+# a Conv3d patch embedding (channels x temporal patch x patch^2 x width, no bias), ``depth``
+# blocks of fused qkv + proj (4 w^2) and an MLP, and the patch merger folding merge^2 patches
+# into one token: Linear(w m^2, w m^2) then Linear(w m^2, the language model's width). Qwen2-VL's
+# MLP is fc1/fc2 at ``mlp_ratio`` (2 w i), Qwen2.5-VL's gated SiLU (3 w i). A key the config
+# leaves out is the config class's own default (Qwen2VLVisionConfig: depth 32, embed_dim 1280,
+# mlp_ratio 4; Qwen2_5_VLVisionConfig: depth 32, intermediate_size 3420), as the engine loading
+# that config.json would take it; every published checkpoint of both families has the 32-block,
+# 1280-wide tower (Qwen2.5-VL-7B-Instruct's config: depth 32, hidden_size 1280,
+# intermediate_size 3420, out_hidden_size 3584), 0.67B parameters: Qwen2-VL-2B-Instruct's
+# 2.21B are 1.54B of language model and this tower.
+_QWEN_VL_TOWERS = {
+    # model_type: (width key, default width, gated MLP, default intermediate or None for ratio)
+    "qwen2_vl": ("embed_dim", 1280, False, None),
+    "qwen2_5_vl": ("hidden_size", 1280, True, 3420),
+}
+
+
+def _qwen_vl_vision(model_type: str | None, cfg: ConfigView, text_hidden: int) -> int | None:
+    tower = _QWEN_VL_TOWERS.get(model_type or "")
+    if tower is None:
+        return None
+    width_key, default_width, gated, default_intermediate = tower
+    width = cfg.opt_int(width_key, minimum=1) or default_width
+    depth = cfg.opt_int("depth", minimum=1) or 32
+    if default_intermediate is None:
+        intermediate = round(width * (cfg.opt_float("mlp_ratio") or 4.0))
+    else:
+        intermediate = cfg.opt_int("intermediate_size", minimum=1) or default_intermediate
+    mlp = (3 if gated else 2) * width * intermediate
+    patch = cfg.opt_int("patch_size", minimum=1) or 14
+    channels = cfg.opt_int("in_chans", minimum=1) or cfg.opt_int("in_channels", minimum=1) or 3
+    temporal = cfg.opt_int("temporal_patch_size", minimum=1) or 2
+    merged = width * (cfg.opt_int("spatial_merge_size", minimum=1) or 2) ** 2
+    # Qwen2-VL names the merger's output ``hidden_size``, Qwen2.5-VL ``out_hidden_size``.
+    out_key = "hidden_size" if model_type == "qwen2_vl" else "out_hidden_size"
+    output = cfg.opt_int(out_key, minimum=1) or text_hidden
+    embed = channels * temporal * patch * patch * width
+    return embed + depth * (4 * width * width + mlp) + merged * merged + merged * output
+
+
 def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     """The vision tower of a multimodal config (``vision_config``): a ViT and its projector.
 
@@ -292,6 +334,9 @@ def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     if vision is None:
         return None
     cfg = top.child(vision, "vision_config")
+    qwen = _qwen_vl_vision(top.opt_str("model_type"), cfg, text_hidden)
+    if qwen is not None:
+        return qwen
     if cfg.opt_str("model_type") not in _VISION_TYPES:
         return None
     hidden = cfg.opt_int("hidden_size", minimum=1)

@@ -33,7 +33,7 @@ spec:
 
 @pytest.mark.parametrize(
     ("value", "fixed"),
-    [("&seqs 512", "&seqs 13"), ("!!int 512", "!!int 13"), ("&seqs !!int 512", "&seqs !!int 13")],
+    [("&seqs 512", "&seqs 14"), ("!!int 512", "!!int 14"), ("&seqs !!int 512", "&seqs !!int 14")],
 )
 def test_a_fix_keeps_the_tag_and_the_anchor(tmp_path: Path, value: str, fixed: str) -> None:
     (tmp_path / "x.yaml").write_text(VLLM.format(value))

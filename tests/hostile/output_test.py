@@ -211,7 +211,7 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     assert "%5Cxff%5Cxfe.yaml" in json.dumps(json.loads(stdin.stdout.decode("utf-8")))
     fixed = run_kvlint([*base, "--fix", "--unsafe-fixes"], tmp_path)
     assert fixed.code == 0, fixed.err
-    assert (tmp_path / os.fsdecode(b"\xff\xfe.yaml")).read_text() == VLLM.replace("512", "13")
+    assert (tmp_path / os.fsdecode(b"\xff\xfe.yaml")).read_text() == VLLM.replace("512", "14")
 
 
 def _strings(document: object) -> list[str]:

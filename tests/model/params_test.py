@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.model.catalog import lookup
 from kvlint.model.hf import load_config_file
 from kvlint.model.hf import spec_from_config
 from kvlint.model.spec import ModelSpec
+from kvlint.units import GiB
 from testing.shared import HF_CONFIGS
 from testing.shared import shared_file
 
@@ -125,10 +127,19 @@ LLAMA4_VISION = (
     + 4096 * 5120
 )
 
+# Qwen2-VL: a 3 x 2 x 14^2 x 1280 Conv3d, 32 blocks of 4 x 1280^2 + 2 x 1280 x 5120, and the
+# merger 5120^2 + 5120 x the text width; Qwen2.5-VL's blocks gate their MLP (3 x 1280 x 3420).
+QWEN2_VL_TOWER = 3 * 2 * 14 * 14 * 1280 + 32 * (4 * 1280**2 + 2 * 1280 * 5120) + 5120**2
+QWEN25_VL_TOWER = 3 * 2 * 14 * 14 * 1280 + 32 * (4 * 1280**2 + 3 * 1280 * 3420) + 5120**2
+
 
 @pytest.mark.parametrize(
     ("ref", "vision", "total"),
     [
+        # The Hub's safetensors counts: Qwen2-VL-2B-Instruct 2,208,985,600 parameters,
+        # Qwen2.5-VL-7B-Instruct 8,292,166,656 (norms and biases are the rest).
+        ("Qwen/Qwen2-VL-2B-Instruct", QWEN2_VL_TOWER + 5120 * 1536, 2.209e9),
+        ("Qwen/Qwen2.5-VL-7B-Instruct", QWEN25_VL_TOWER + 5120 * 3584, 8.292e9),
         # Google's model cards: 4.3B and 27.4B with the vision encoder (400M).
         ("google/gemma-3-4b-it", SIGLIP + 1152 * 2560, 4.30e9),
         ("google/gemma-3-27b-it", SIGLIP + 1152 * 5376, 27.4e9),
@@ -140,6 +151,27 @@ def test_vision_tower(ref: str, vision: int, total: float) -> None:
     assert spec is not None and spec.param_count is not None
     assert spec.vision_param_count == vision
     assert abs(spec.param_count + vision - total) <= 0.01 * total
+
+
+def test_real_qwen2_vl_weights_include_the_vision_tower() -> None:
+    # mrpid12org/imageworks (vLLM 0.10.2, Qwen2-VL-2B-Instruct in bf16 on a 16 GB card): "Model
+    # loading took 4.1513 GiB"; the language model alone is 2.88 GiB. 2% for norms and biases.
+    spec = lookup("Qwen/Qwen2-VL-2B-Instruct")
+    assert spec is not None
+    weights = weight_bytes_per_gpu(spec)
+    assert abs(weights / GiB - 4.1513) / 4.1513 <= 0.02
+
+
+def test_a_qwen_vl_config_without_the_tower_keys_takes_the_config_class_defaults() -> None:
+    text = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100}  # fmt: skip
+    bare = spec_from_config({**text, "model_type": "qwen2_vl", "vision_config": {}}, name="m")
+    assert bare.vision_param_count == QWEN2_VL_TOWER + 5120 * 64
+    small = {"depth": 2, "embed_dim": 16, "mlp_ratio": 2, "hidden_size": 64, "patch_size": 2}
+    spec = spec_from_config({**text, "model_type": "qwen2_vl", "vision_config": small}, name="m")
+    assert spec.vision_param_count == 3 * 2 * 2 * 2 * 16 + 2 * (4 * 16**2 + 2 * 16 * 32) + (
+        64**2 + 64 * 64
+    )
 
 
 def test_a_vision_tower_of_another_layout_is_not_guessed() -> None:

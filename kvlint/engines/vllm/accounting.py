@@ -163,6 +163,7 @@ def _stage_budgets(
             version=s.numbers,
             vendor=s.gpu.vendor if s.gpu is not None else None,
             constants=constants,
+            v0=s.v0,
         )
         w = max(0, w - offload)
         weights.append(w)

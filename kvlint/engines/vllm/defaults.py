@@ -41,6 +41,35 @@ VLLM_MODELS_TYPO_FIXED_SINCE = (0, 21)
 # The V1 engine's GPU-size batch defaults (engines.md 1h) exist in 0.10 and 0.11; before the
 # V1 engine became the default the API server used 2048 batched tokens / 256 sequences.
 VLLM_V1_DEFAULT_SINCE = (0, 10)
+# The V0 engine: the only one before 0.8; from 0.8 V1 is the default and ``VLLM_USE_V1=0``
+# still selects V0 until the V0 engine's removal in 0.11 (vllm/envs.py VLLM_USE_V1). The
+# cmontemuino/amd-mi300x-ml-benchmarks logs run rocm/vllm:rocm6.4.1_vllm_0.9.1 with
+# `--env VLLM_USE_V1=0` and print "Initializing a V0 LLM engine (v0.9.2.dev364...)".
+VLLM_V1_SINCE = (0, 8)
+VLLM_V0_REMOVED_IN = (0, 11)
+V1_SWITCH_ENV = "VLLM_USE_V1"
+# V0 turns chunked prefill on by itself only for a context above 32K, on CUDA, for a text model
+# without MLA (EngineArgs._set_default_args_v0: "Chunked prefill not supported for Multimodal
+# or MLA in V0", ``use_long_context and is_gpu`` with is_gpu = current_platform.is_cuda(), False
+# on ROCm). Otherwise the scheduler batches a whole prompt: max(max_model_len, 2048) tokens, the
+# profile run's batch. The MI300X logs at 131,072 tokens show it: Llama-3.1-8B's activation
+# peak is 14.63 GiB, 131,072 tokens x 14,336 MLP width x ~8 bytes (2,048 tokens would be 0.2).
+V0_CHUNKED_PREFILL_ABOVE = 32768
+
+
+def vllm_v0(version: tuple[int, ...], use_v1: str | None) -> bool:
+    """True when the V0 engine runs: before 0.8, or ``VLLM_USE_V1=0`` before 0.11."""
+    if version < VLLM_V1_SINCE:
+        return True
+    off = use_v1 is not None and use_v1.strip().lower() in ("0", "false")
+    return off and version < VLLM_V0_REMOVED_IN
+
+
+def v0_chunked_prefill(max_model_len: int, *, cuda: bool, multimodal: bool, mla: bool) -> bool:
+    """V0's own choice of chunked prefill when no setting makes it (see above)."""
+    return max_model_len > V0_CHUNKED_PREFILL_ABOVE and cuda and not multimodal and not mla
+
+
 # Llama 4's chunked-local layers and the hybrid KV cache manager (read in the wheels):
 # ChunkedLocalAttentionSpec first ships in 0.10.0, which windows them whenever the manager is
 # on (0.9.2 pages them as full attention); vllm-project/vllm#21761 (0.10.1) turns the manager
@@ -93,11 +122,11 @@ def vllm_version(text: str | None) -> tuple[tuple[int, ...], bool]:
     return parsed, False
 
 
-def vllm_defaults(version: tuple[int, ...], gpu: GpuSpec | None) -> VllmDefaults:
+def vllm_defaults(version: tuple[int, ...], gpu: GpuSpec | None, v0: bool = False) -> VllmDefaults:
     """vLLM's defaults (``vllm/engine/arg_utils.py`` ``get_batch_defaults``,
-    ``vllm/config/cache.py``) for the API server on ``gpu``."""
+    ``vllm/config/cache.py``) for the API server on ``gpu`` (``v0``: the V0 engine's)."""
     current = version >= VLLM_CUDAGRAPH_PROFILING_SINCE
-    max_num_seqs, max_num_batched = vllm_batch_defaults(version, gpu)
+    max_num_seqs, max_num_batched = (256, 2048) if v0 else vllm_batch_defaults(version, gpu)
     return VllmDefaults(
         version=version,
         gpu_memory_utilization=0.92 if current else 0.9,

@@ -58,6 +58,7 @@ class VllmSettled(Settled):
     decode_context_parallel: int = 1
     auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
     num_gpu_blocks_override: int | None = None
+    v0_engine: bool = False  # the V0 engine runs (defaults.vllm_v0)
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
     @property
@@ -78,8 +79,9 @@ class VllmSettled(Settled):
 
     @property
     def v0(self) -> bool:
-        """The V0 engine (before 0.8, where V1 became the default)."""
-        return self.numbers < (0, 8)
+        """The V0 engine (before 0.8, where V1 became the default; ``VLLM_USE_V1=0`` before
+        0.11)."""
+        return self.v0_engine
 
     @property
     def tp(self) -> int:
@@ -128,6 +130,7 @@ def read(dep: Deployment) -> Request:
             D.CHUNKED_LOCAL_ENV: dep.env.get(D.CHUNKED_LOCAL_ENV),
             "VLLM_ALLOW_LONG_MAX_MODEL_LEN": dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"),
             "VLLM_ATTENTION_BACKEND": dep.env.get("VLLM_ATTENTION_BACKEND"),
+            D.V1_SWITCH_ENV: dep.env.get(D.V1_SWITCH_ENV),
             "attention-backend": dep.settings.get("attention-backend"),
             "cpu-offload-gb": dep.settings.get("cpu-offload-gb"),
             "enforce-eager": dep.settings.get("enforce-eager"),
@@ -148,7 +151,9 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     written = req.engine_version
     numbers, assumed = D.vllm_version(written.value if written else None)
     version = written or Sourced(version_label(numbers), here, default=True)
-    defaults = D.vllm_defaults(numbers, gpu)
+    use_v1 = req.extra(D.V1_SWITCH_ENV)
+    v0 = D.vllm_v0(numbers, str(use_v1.value) if use_v1 is not None else None)
+    defaults = D.vllm_defaults(numbers, gpu, v0)
     defaulted: list[str] = []
     spec = with_length_overrides(
         model,
@@ -190,8 +195,14 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     batched = req.max_num_batched_tokens
     if batched is None:
         value = defaults.max_num_batched_tokens
-        if numbers < (0, 8) and max_model_len.value <= 32768:
-            # V0: chunked prefill is off up to 32K, so a batch holds a whole prompt.
+        chunked = D.v0_chunked_prefill(
+            max_model_len.value,
+            cuda=gpu is None or gpu.vendor == "nvidia",
+            multimodal=bool(spec.vision_param_count),
+            mla=has_mla,
+        )
+        if v0 and not chunked:
+            # V0 without chunked prefill: a batch holds a whole prompt.
             value = max(max_model_len.value, value)
         batched = Sourced(value, here, default=True)
         defaulted.append(f"max_num_batched_tokens {value}")
@@ -264,6 +275,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         num_gpu_blocks_override=req.num_gpu_blocks_override.value
         if req.num_gpu_blocks_override
         else None,
+        v0_engine=v0,
         defaulted=tuple(defaulted),
         decode_context_parallel=_dcp(req),
     )

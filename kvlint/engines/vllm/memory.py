@@ -47,9 +47,9 @@ from kvlint.units import GiB
 LINES = ("v0", "v1-0.8", "v1-0.11", "v1-0.21")
 
 
-def memory_line(version: tuple[int, ...]) -> str:
-    """The profiler line of a vLLM release."""
-    if version < (0, 8):
+def memory_line(version: tuple[int, ...], v0: bool = False) -> str:
+    """The profiler line of a vLLM release (``v0``: the V0 engine runs, ``VLLM_USE_V1=0``)."""
+    if v0 or version < (0, 8):
         return "v0"
     if version < (0, 11):
         return "v1-0.8"
@@ -63,14 +63,14 @@ class MemoryConstants:
     """The fitted constants of the memory model, in one record so that the fidelity benchmark
     can refit them without a source and predict it (leave-one-source-out)."""
 
-    # Bytes per logit of the dummy sampler run on FlashInfer's top-k/top-p kernel (V1 on CUDA
-    # with FlashInfer installed, the images of 0.11 on): the fp32 logits, their probabilities
-    # and the kernel's fp32 working copy, 4 + 4 + 4.
+    # Bytes per logit of the dummy sampler run on FlashInfer's or the Triton top-k/top-p kernel
+    # (native_sampler false): the fp32 logits, their probabilities and a fp32 working copy,
+    # 4 + 4 + 4.
     bytes_per_logit: float = 12.0
-    # The same on PyTorch's own top-k/top-p (``forward_native``: V0, the V1 wheels of 0.8-0.10
-    # without FlashInfer, ROCm): fp32 logits (4), the sort's values and int64 indices (4 + 8),
-    # the sorted probabilities and their cumulative sum (4 + 4), the mask (1), the scattered
-    # logits (4), the probabilities and the exponential noise (4 + 4): 37.
+    # The same on PyTorch's own top-k/top-p sort (native_sampler true): fp32 logits (4), the
+    # sort's values and int64 indices (4 + 8), the sorted probabilities and their cumulative
+    # sum (4 + 4), the mask (1), the scattered logits (4), the probabilities and the
+    # exponential noise (4 + 4): 37.
     bytes_per_logit_native: float = 37.0
     # Bytes per MLP activation (intermediate_size / tp x batched tokens) of the profile forward
     # pass: gate_up (2 x 2 bytes) and the activation's output (2 bytes), at least.
@@ -133,12 +133,32 @@ class Overheads(NamedTuple):
         return self.activation + self.non_torch + self.cudagraph
 
 
-def native_sampler(version: tuple[int, ...], vendor: str | None) -> bool:
-    """True when the dummy sampler runs PyTorch's own top-k/top-p sort (V0; V1 before 0.11,
-    whose wheels came without FlashInfer; any release on ROCm): ``TopKTopPSampler`` takes
-    FlashInfer's kernel only on CUDA with FlashInfer installed
-    (``vllm/v1/sample/ops/topk_topp_sampler.py``)."""
-    return version < (0, 11) or vendor == "amd"
+# Which top-k/top-p the dummy sampler runs, by release (vllm/v1/sample/ops/topk_topp_sampler.py):
+# * V0, and V1 before 0.11: PyTorch's sort (the wheels came without FlashInfer; 0.8 turned the
+#   kernel off for FlashInfer >= 0.2.3, vllm-project/vllm#14815). An image that ships FlashInfer
+#   runs its kernel (dennislee22/vLLM-benchmarking's 0.10.1.1 logs: "Using FlashInfer for top-p &
+#   top-k sampling"); nothing in a deployment file says which, so the wheel's path is taken.
+# * 0.11.0: FlashInfer, a dependency of the CUDA wheel by then, on CUDA; the sort on ROCm.
+# * 0.11.1 on: the sort again everywhere, "Disable FlashInfer sampler by default" (#26859,
+#   merged 2025-10-15, after 0.11.0; #29415 of 2025-11-25: "disabled by default and opt-in").
+#   Gemma-3-27B on a B200 (0.11.2) and Qwen3-30B-A3B on an RTX PRO 6000 (0.12.0) miss 6.0 and
+#   3.5 GiB of overhead without it, what 1,024 rows of 262,208 and 151,936 logits cost sorted.
+# * from SAMPLER_LOW_MEMORY_SINCE: a Triton top-k/top-p kernel (#33538, "~80MiB of extra VRAM",
+#   no sort; apply_top_k_top_p takes it whenever Triton is there, ROCm too), then FlashInfer by
+#   default again (#40376). The 0.19.0 logs are the first that show it (llm-d-incubation/
+#   llm-d-planner: 15.5 bytes per logit over 1,024 rows); no CUDA log between 0.12 and 0.19
+#   tells the release that brought it, so 0.19 is the first release seen with it.
+SORT_SAMPLER_AGAIN_SINCE = (0, 11, 1)
+SAMPLER_LOW_MEMORY_SINCE = (0, 19)
+
+
+def native_sampler(version: tuple[int, ...], vendor: str | None, v0: bool = False) -> bool:
+    """True when the dummy sampler runs PyTorch's own top-k/top-p sort (see above)."""
+    if v0 or version < (0, 11):
+        return True
+    if version < SORT_SAMPLER_AGAIN_SINCE:
+        return vendor == "amd"
+    return version < SAMPLER_LOW_MEMORY_SINCE
 
 
 def forward_bytes(
@@ -178,10 +198,14 @@ def activation_bytes(
 
 
 def non_torch_bytes(
-    tp: int, pp: int, version: tuple[int, ...] = (0, 19), constants: MemoryConstants = CONSTANTS
+    tp: int,
+    pp: int,
+    version: tuple[int, ...] = (0, 19),
+    constants: MemoryConstants = CONSTANTS,
+    v0: bool = False,
 ) -> int:
     """Non-torch memory charged by the profiler of ``version`` (NCCL / custom all-reduce)."""
-    return constants.non_torch_bytes(memory_line(version), tp, pp)
+    return constants.non_torch_bytes(memory_line(version, v0), tp, pp)
 
 
 def graph_width(spec: ModelSpec, *, tp: int, layers_on_gpu: int) -> float:
@@ -210,6 +234,7 @@ def overheads(
     version: tuple[int, ...] = (0, 19),
     vendor: str | None = None,
     constants: MemoryConstants = CONSTANTS,
+    v0: bool = False,
 ) -> Overheads:
     return Overheads(
         activation=activation_bytes(
@@ -218,10 +243,10 @@ def overheads(
             max_num_seqs=max_num_seqs,
             last_stage=stage == pp - 1,
             tp=tp,
-            native=native_sampler(version, vendor),
+            native=native_sampler(version, vendor, v0),
             constants=constants,
         ),
-        non_torch=non_torch_bytes(tp, pp, version, constants),
+        non_torch=non_torch_bytes(tp, pp, version, constants, v0),
         cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu, constants=constants)
         if cudagraphs
         else 0,

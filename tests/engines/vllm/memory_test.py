@@ -13,7 +13,9 @@ from dataclasses import replace
 import pytest
 
 from kvlint.engines import estimate
+from kvlint.engines import settle
 from kvlint.engines.vllm.accounting import PP_WHOLE_MODEL_CHECK
+from kvlint.engines.vllm.effective import VllmSettled
 from kvlint.engines.vllm.memory import CONSTANTS
 from kvlint.engines.vllm.memory import PRIORS
 from kvlint.engines.vllm.memory import activation_bytes
@@ -23,6 +25,7 @@ from kvlint.engines.vllm.memory import non_torch_bytes
 from kvlint.estimate import BORDERLINE
 from kvlint.estimate import Refusal
 from kvlint.gpus import lookup_gpu
+from kvlint.model.catalog import lookup
 from kvlint.units import GiB
 from testing.builders import dense
 from testing.builders import deployment
@@ -49,10 +52,45 @@ def test_release_lines(version: tuple[int, ...], line: str) -> None:
     assert memory_line(version) == line
 
 
-def test_the_sampler_sorts_natively_before_flashinfer_and_on_rocm() -> None:
-    assert native_sampler((0, 7, 3), "nvidia") and native_sampler((0, 10, 2), "nvidia")
-    assert not native_sampler((0, 11, 0), "nvidia")
-    assert native_sampler((0, 19, 0), "amd")
+@pytest.mark.parametrize(
+    ("version", "vendor", "sorts"),
+    [
+        ((0, 7, 3), "nvidia", True),  # V0's own sampler
+        ((0, 10, 2), "nvidia", True),  # V1 wheels without FlashInfer
+        ((0, 11, 0), "nvidia", False),  # FlashInfer, a dependency of the wheel
+        ((0, 11, 0), "amd", True),
+        ((0, 11, 1), "nvidia", True),  # vllm-project/vllm#26859 turned FlashInfer off
+        ((0, 12, 0), "nvidia", True),
+        ((0, 19, 0), "nvidia", False),  # the Triton kernel (or FlashInfer again)
+        ((0, 19, 0), "amd", False),  # apply_top_k_top_p takes Triton on ROCm too
+        ((0, 33, 0), "nvidia", False),
+    ],
+)
+def test_which_releases_sort_the_whole_vocabulary(
+    version: tuple[int, ...], vendor: str, sorts: bool
+) -> None:
+    assert native_sampler(version, vendor) is sorts
+
+
+def test_real_sorted_sampler_on_0_12_qwen3_30b_on_an_rtx_pro_6000() -> None:
+    # 2215860382/VedioSifter (vLLM 0.12.0, Qwen3-30B-A3B-Instruct-2507 in bf16 on one RTX PRO
+    # 6000 Blackwell Server Edition, eager, gmu 0.85, max_model_len 4096): "Model loading took
+    # 56.9342 GiB", "Available KV cache memory: 18.15 GiB". 1,024 rows (96 GB: the >= 70 GiB
+    # tier) of 151,936 logits sorted are ~5.7 GiB; FlashInfer's 2.2 would leave 21.4 GiB.
+    gpu = lookup_gpu("RTX PRO 6000 Blackwell Server Edition")
+    dep = deployment(
+        engine_version="0.12.0",
+        gpu="RTX PRO 6000 Blackwell Server Edition",
+        memory_fraction=0.85,
+        max_model_len=4096,
+        enforce_eager=True,
+    )
+    spec = lookup("Qwen/Qwen3-30B-A3B-Instruct-2507")
+    assert spec is not None and gpu is not None
+    e = estimate(dep, spec, gpu)
+    assert e.available_kv_bytes is not None
+    # 10%: the sampler's and non-torch constants are fitted (fitted.py).
+    assert abs(e.available_kv_bytes / GiB - 18.15) / 18.15 <= 0.10
 
 
 def test_the_native_sort_costs_more_per_logit_by_the_source() -> None:
@@ -133,3 +171,65 @@ def test_the_free_memory_check_straddling_the_context_is_borderline() -> None:
     e = estimate(dep, LLAMA_31_8B, gpu)
     assert e.verdict == BORDERLINE
     assert e.refusal_at_risk is Refusal.FREE_MEMORY
+
+
+def _settled(**fields: object) -> VllmSettled:
+    env = fields.pop("env", None)
+    gpu = lookup_gpu(str(fields.get("gpu", "H100")))
+    found = settle(deployment(env=env, **fields), LLAMA_31_8B, gpu)  # type: ignore[arg-type]
+    assert isinstance(found, VllmSettled)
+    return found
+
+
+def test_real_v0_engine_on_rocm_profiles_the_whole_context() -> None:
+    # cmontemuino/amd-mi300x-ml-benchmarks@40ecc2f, datasets/sample-results/logs/
+    # Llama-3.1-8B_latency_bs1_in128_out128_float16_mem0.9_20250807_190056.log: the command runs
+    # rocm/vllm:rocm6.4.1_vllm_0.9.1 with `--env VLLM_USE_V1=0 ... --max-model-len 131072
+    # --gpu-memory-utilization 0.9`, the log says "Initializing a V0 LLM engine
+    # (v0.9.2.dev364+gb432b7a28)" and "model weights take 15.30GiB; non_torch_memory takes
+    # 0.66GiB; PyTorch activation peak memory takes 14.63GiB; the rest of the memory reserved
+    # for KV Cache is 142.19GiB". V0 leaves chunked prefill off on ROCm, so the profile run's
+    # batch is the whole 131,072-token context (2,048 tokens would be a 0.2 GiB peak).
+    s = _settled(
+        engine_version="0.9.2.dev364+gb432b7a28",
+        gpu="MI300X",
+        env={"VLLM_USE_V1": "0"},
+        max_model_len=131072,
+        memory_fraction=0.9,
+        dtype="float16",
+    )
+    assert s.v0 and s.batched == 131072 and s.seqs == 256
+    e = estimate(
+        deployment(
+            engine_version="0.9.2.dev364+gb432b7a28",
+            gpu="MI300X",
+            env={"VLLM_USE_V1": "0"},
+            max_model_len=131072,
+            memory_fraction=0.9,
+            dtype="float16",
+        ),
+        LLAMA_31_8B,
+        lookup_gpu("MI300X"),
+    )
+    assert e.activation_bytes is not None and e.available_kv_bytes is not None
+    # The forward pass's constant is fitted (fitted.py); 25% on the peak, 10% on the pool.
+    assert abs(e.activation_bytes / GiB - 14.63) / 14.63 <= 0.25
+    assert abs(e.available_kv_bytes / GiB - 142.19) / 142.19 <= 0.10
+
+
+def test_v0_chunked_prefill_by_context_platform_and_model() -> None:
+    # Synthetic, per V0's _set_default_args_v0: chunked prefill above 32K on CUDA only.
+    cuda_long = _settled(engine_version="0.7.3", gpu="H100", max_model_len=131072)
+    rocm_long = _settled(engine_version="0.7.3", gpu="MI300X", max_model_len=131072)
+    short = _settled(engine_version="0.7.3", gpu="MI300X", max_model_len=8192)
+    assert cuda_long.v0 and cuda_long.batched == 2048
+    assert rocm_long.batched == 131072 and short.batched == 8192
+
+
+def test_vllm_use_v1_0_selects_v0_only_before_its_removal() -> None:
+    off = {"VLLM_USE_V1": "0"}
+    assert _settled(engine_version="0.9.2", env=off).v0
+    assert memory_line((0, 9, 2), v0=True) == "v0" and native_sampler((0, 9, 2), "nvidia", True)
+    assert not _settled(engine_version="0.9.2").v0
+    assert not _settled(engine_version="0.11.0", env=off).v0  # V0 is gone in 0.11
+    assert _settled(engine_version="0.7.3", env={"VLLM_USE_V1": "1"}).v0  # no V1 before 0.8
