@@ -485,6 +485,7 @@ def test_gemma4_e2b_counts_its_per_layer_inputs_and_its_double_wide_shared_mlps(
         ("meta-llama/Llama-Guard-3-8B", "meta-llama/Meta-Llama-3.1-8B"),
         ("Qwen/Qwen3-VL-8B-Thinking", "Qwen/Qwen3-VL-8B-Instruct"),
         ("google/medgemma-27b-text-it", "google/gemma-3-27b-it"),
+        ("Qwen/Qwen3-Reranker-0.6B", "Qwen/Qwen3-Embedding-0.6B"),
         ("Qwen/Qwen3.6-27B", "nvidia/Qwen3.6-27B-NVFP4"),
     ],
 )
