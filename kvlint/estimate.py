@@ -223,8 +223,10 @@ def across(
     note = f"{why}; {told}"
     caveat = first.caveat
     disagree = len(verdicts) > 1
+    doubt = _doubt(readings)
     if disagree and caveat is None:
-        caveat = note
+        # one short clause a finding can carry: what differs, not every reading's figures
+        caveat = f"{why}: {doubt}" if doubt else note
     at_risk = next((e.refusal_at_risk for e in estimates if e.refusal_at_risk is not None), None)
     return replace(
         first,
@@ -247,19 +249,14 @@ def across_versions(readings: list[tuple[str, EngineEstimate]], engine: str) -> 
     The figures and the band stay the first line's (a band spanning release lines is no
     band); where the lines' verdicts differ, the verdict is borderline and ``version_doubt``
     says so once, short; ``readings`` keeps every line's verdict."""
-    label, first = readings[0]
+    first = readings[0][1]
     shown = tuple(Reading(v, e.verdict, e.available_kv_bytes) for v, e in readings)
-    others = [(v, e) for v, e in readings[1:] if e.verdict != first.verdict]
-    if first.verdict is None or not others or any(e.verdict is None for _, e in others):
+    differs = _doubt(readings)
+    if differs is None:
         # every line agrees (or one is not sized): nothing to doubt, and no caveat that says an
         # older release would start
         return replace(first, readings=shown, caveat=None)
-    groups: dict[str, list[str]] = {}
-    for version, e in others:
-        assert e.verdict is not None
-        groups.setdefault(e.verdict, []).append(version)
-    parts = [_says(" and ".join(vs), verdict, len(vs)) for verdict, vs in groups.items()]
-    doubt = f"no {engine} version named: {' and '.join(parts)} where {_says(label, first.verdict)}"
+    doubt = f"no {engine} version named: {differs}"
     at_risk = next((e.refusal_at_risk for _, e in readings if e.refusal_at_risk), None)
     told = ", ".join(f"{v} ({_said(e)})" for v, e in readings)
     return replace(
@@ -271,6 +268,21 @@ def across_versions(readings: list[tuple[str, EngineEstimate]], engine: str) -> 
         readings=shown,
         notes=(*first.notes, f"no {engine} version named: sized at {told}"),
     )
+
+
+def _doubt(readings: list[tuple[str, EngineEstimate]]) -> str | None:
+    """'0.20.2 and 0.10.2 refuse where 0.33.0 starts': the readings whose verdict differs from
+    the first's, grouped by verdict; None when every reading agrees or one is not sized."""
+    label, first = readings[0]
+    others = [(v, e) for v, e in readings[1:] if e.verdict != first.verdict]
+    if first.verdict is None or not others or any(e.verdict is None for _, e in others):
+        return None
+    groups: dict[str, list[str]] = {}
+    for version, e in others:
+        assert e.verdict is not None
+        groups.setdefault(e.verdict, []).append(version)
+    parts = [_says(" and ".join(vs), verdict, len(vs)) for verdict, vs in groups.items()]
+    return f"{' and '.join(parts)} where {_says(label, first.verdict)}"
 
 
 def _says(subject: str, verdict: str | None, count: int = 1) -> str:

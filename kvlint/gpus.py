@@ -1002,11 +1002,14 @@ def apple_configurations() -> dict[str, tuple[int, ...]]:
 _AMBIGUOUS: dict[str, tuple[str, ...]] = {
     "a100": ("A100-SXM-40GB", "A100-SXM-80GB"),
     "a100-sxm": ("A100-SXM-40GB", "A100-SXM-80GB"),
+    "a100-sxm4": ("A100-SXM-40GB", "A100-SXM-80GB"),  # GFD's product label without the memory
     "a100-pcie": ("A100-PCIe-40GB", "A100-PCIe-80GB"),
     "a800": ("A800-40GB", "A800-80GB"),
+    "a800-sxm4": ("A800-40GB", "A800-80GB"),
     "h20": ("H20-96GB", "H20-141GB"),
     "v100": ("V100-16GB", "V100-32GB"),
     "v100-sxm2": ("V100-16GB", "V100-32GB"),
+    "v100-pcie": ("V100-16GB", "V100-32GB"),
     "rtx-6000": ("Quadro-RTX-6000-24GB", "RTX-6000-Ada-48GB", "RTX-PRO-6000-96GB"),
 }
 

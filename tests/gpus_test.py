@@ -172,6 +172,12 @@ def test_apple_chips_in_the_configurations_they_shipped_in() -> None:
         ("NVIDIA GeForce GTX 1650 SUPER", ("GTX-1650-SUPER-4GB",)),
         ("L40", ("L40-48GB",)),
         ("L40S", ("L40S-48GB",)),
+        # GPU feature discovery's product label without its memory suffix
+        ("NVIDIA-A100-SXM4", ("A100-SXM-40GB", "A100-SXM-80GB")),
+        ("NVIDIA-A100-SXM4-40GB", ("A100-SXM-40GB",)),
+        ("A800-SXM4", ("A800-40GB", "A800-80GB")),
+        ("V100-PCIE", ("V100-16GB", "V100-32GB")),
+        ("Tesla-V100-PCIE-16GB", ("V100-16GB",)),
         ("H1000", ()),
     ],
 )

@@ -274,7 +274,11 @@ _OFFICIAL_IMAGES = {
     # nvcr.io/nvidia/tensorrt-llm/release:1.2.1 (a NIM's tag is the NIM's release, not this)
     "trtllm": lazy(r"(^|/)nvidia/tensorrt-llm/release", re.IGNORECASE),
 }
-_SEMVER_RE = lazy(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)(?:$|[-+_])")
+# A release tag: vLLM's four-part hot fixes (v0.9.0.1, v0.10.1.1), post releases and release
+# candidates; after it a variant suffix (-cu126, _20250521, AIBrix's .self.post1).
+_SEMVER_RE = lazy(
+    r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.post\d+|rc\d+)?)(?:$|[-+_]|\.(?=[a-z]))", re.IGNORECASE
+)
 _LLAMA_BUILD_RE = lazy(r"(?:^|-)(b\d{3,6})(?:$|-)")
 _TGI_DLC_RE = lazy(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?")
 

@@ -99,7 +99,7 @@ def _across_gpus(
             readings.append((gpu.key, account(settled)))
     assert dep.gpu is not None
     names = " or ".join(f"{g.key} ({g.total_bytes / GiB:.2f} GiB)" for g in variants)
-    why = f"the GPU `{dep.gpu.value}` may be {names}: sized at each, figures at the first"
+    why = f"the GPU `{dep.gpu.value}` may be {names}, figures at the first"
     return across(readings, why)
 
 

@@ -44,6 +44,18 @@ def test_unrelated_images() -> None:
     ("image", "version"),
     [
         ("aibrix/vllm-openai:v0.6.2-distributed", "0.6.2"),
+        ("aibrix/vllm-openai:v0.7.3.self.post1", "0.7.3"),  # AIBrix's own build of 0.7.3
+        # vLLM's four-part hot-fix releases and post releases
+        ("vllm/vllm-openai:v0.9.0.1", "0.9.0.1"),
+        ("vllm/vllm-openai:v0.10.1.1", "0.10.1.1"),
+        ("vllm/vllm-openai:v0.8.5.post1", "0.8.5.post1"),
+        ("vllm/vllm-openai:v0.11.0-x86_64", "0.11.0"),
+        ("quay.io/opendatahub/vllm-openai-ubi9:v0.5.3.post1", "0.5.3.post1"),
+        ("rocm/vllm:rocm6.4.1_vllm_0.9.1_20250702", "0.9.1"),
+        ("rocm/vllm-dev:nightly_main_20250601", None),  # a nightly names no release
+        ("lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"),
+        ("lmsysorg/sglang:v0.5.2-cu126-gb200", "0.5.2"),
+        ("lmsysorg/sglang:latest", None),
         ("quay.io/opendatahub/vllm-openai-ubi9:0.4.2", "0.4.2"),
         ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "0.8.5"),
         ("rocm/vllm:v0.6.4", "0.6.4"),

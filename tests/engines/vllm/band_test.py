@@ -92,6 +92,9 @@ def test_an_a100_of_unstated_memory_is_sized_at_40_and_80_gb() -> None:
     assert e.gpu_total_bytes is not None and e.gpu_total_bytes < 41 * GiB  # figures at 40 GB
     assert e.verdict == BORDERLINE
     assert e.caveat is not None and "A100-SXM-40GB" in e.caveat and "A100-SXM-80GB" in e.caveat
+    # one short clause, what differs: the 80 GB card starts where the 40 GB one does not
+    assert e.caveat.endswith("A100-SXM-80GB starts where A100-SXM-40GB refuses"), e.caveat
+    assert any("GiB per GPU" in note for note in e.notes)  # every reading's figures: the notes
     assert e.available_kv_bytes_high is not None and e.available_kv_bytes_high > 40 * GiB
     pinned = sized(BIGGER, engine_version="0.11.0", gpu="A100-80GB", max_model_len=131072)
     assert pinned.verdict == STARTS and pinned.caveat is None
