@@ -129,6 +129,9 @@ class EngineEstimate:
     band_regime: str | None = None  # the regime the band came from: "v1-0.11/dense/tp1"
     band_logs: int | None = None  # the cross-validated start-up logs behind that band
     band_sources: int | None = None  # the distinct sources of those logs
+    # Where a figure has no band, why: "no band: 2 logs from 1 source, a band needs 6" for
+    # an engine the corpora hold too few logs of (kvlint/engines/band.py).
+    band_note: str | None = None
     fits: bool | None = None  # False: the engine refuses to start (``refusal`` says why)
     # Three-valued, with the band: "starts", "refuses", or "borderline" (the band straddles
     # the limit: it starts at one end and refuses at the other). None when not decidable.

@@ -52,4 +52,17 @@ class Home:
         """What it allocates for the settled deployment, or why it will not start."""
         if settled.engine != self.FACTS.name:
             raise ValueError(f"{settled.engine} settled, accounted by {self.FACTS.name}")
-        return cast("EngineEstimate", self._module("accounting").estimate(settled))
+        estimate = cast("EngineEstimate", self._module("accounting").estimate(settled))
+        if estimate.band_regime is not None or estimate.band_note is not None:
+            return estimate
+        if estimate.available_kv_bytes is None and estimate.kv_cache_tokens is None:
+            return estimate  # no figure, nothing to band
+        from kvlint.engines import band
+
+        logs = band.engine_logs(self.FACTS.name)
+        if logs is None and not self.FACTS.pool_is_cells:
+            return estimate  # an engine with its own band table (vLLM: stated memory, no band)
+        from dataclasses import replace
+
+        note = band.no_band(logs, cells=self.FACTS.pool_is_cells)
+        return replace(estimate, band_note=note)

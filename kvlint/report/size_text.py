@@ -185,6 +185,8 @@ def _engine_line(engine: dict[str, Any]) -> str:
         pool = f"KV pool {format_bytes(engine['available_kv_bytes'])} per GPU"
         if low is not None and high:  # none wholly at zero: the weights alone do not fit
             pool += f" (90% band {format_band(low, high)}{_regime(engine)})"
+        elif engine.get("band_note"):
+            pool += f" ({engine['band_note']})"
         parts.append(pool)
     if engine.get("kv_cache_tokens") is not None:
         tokens = f"{engine['kv_cache_tokens']:,} tokens"
