@@ -108,10 +108,12 @@ class WeightsExceedGpuMemory(Rule):
         if engine.borderline:
             doubt = engine.caveat or n.may_refuse(sizing)
             left = f"{n.gib2(available or 0)} predicted" if available is not None else "?"
+            if engine.version_doubt is not None:
+                left += f" at {settled.facts.display} {engine.version}"
+            quoted = f" (90% band {band})" if band is not None else ""
             message = (
                 f"the weights take {where} and activations and runtime about {n.gib(other)} "
-                f"more, close to {limit}: the KV memory left is {left}, 90% band {band}: "
-                f"{doubt}"
+                f"more, close to {limit}: the KV memory left is {left}{quoted}: {doubt}"
             )
         elif alone:
             message = f"the weights need {where}, more than {limit}: loading runs out of memory"
