@@ -18,6 +18,10 @@ from tests.hostile.network_test import _online_env
 from tests.hostile.runner import run_kvlint
 
 MODELS = [f"acme/model-{n}" for n in range(HUB_LOOKUPS_AT_ONCE + 4)]
+HOLD_S = 5.0
+# Not a test of the Hub's deadline (tests/hostile/network_test.py is): one that a loaded
+# machine cannot reach while the first requests are held.
+HUB_TIMEOUT_S = "30"
 
 
 class _CountingHub(http.server.ThreadingHTTPServer):
@@ -45,7 +49,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.server.peak = max(self.server.peak, self.server.in_flight)
             if self.server.in_flight > 1:
                 self.server.second.set()
-        self.server.second.wait(1.0)  # a serial client never sends the second: it waits 1 s
+        # A serial client never sends the second: each of its requests waits the bound out (and
+        # the test fails on the peak). Generous, so a loaded machine's slow second is not that.
+        self.server.second.wait(HOLD_S)
         with self.server.lock:
             self.server.in_flight -= 1
         body = b'{"error": "Repository not found"}'
@@ -83,7 +89,12 @@ def test_models_only_the_hub_has_are_looked_up_at_once(
     outcome = run_kvlint(
         ["check", "--no-config", "--format", "concise", "--select", "KV902", "vllm.yaml"],
         tmp_path,
-        env=_online_env(counting_hub, tmp_path),  # type: ignore[arg-type]
+        env={
+            **_online_env(counting_hub, tmp_path),  # type: ignore[arg-type]
+            "KVLINT_HUB_TIMEOUT": HUB_TIMEOUT_S,
+            "HF_HUB_ETAG_TIMEOUT": HUB_TIMEOUT_S,
+            "HF_HUB_DOWNLOAD_TIMEOUT": HUB_TIMEOUT_S,
+        },
         timeout=GUARD_S,
     )
     assert_well_behaved(outcome)
