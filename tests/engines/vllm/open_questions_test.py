@@ -89,6 +89,17 @@ def test_kimi_k2_thinking_int4_experts_with_16_bit_attention() -> None:
     assert free.fits is True  # sized as bf16 it was 256 GB a GPU: "refuses", on a recipe that ran
 
 
+def test_kimi_k2_5_keeps_its_attention_at_16_bits_as_k2_thinking_does() -> None:
+    # aiconfigurator's Kimi-K2.5 copy ignores self_attn, the shared experts and the dense MLP
+    # and groups the INT4 experts by 32, as K2 Thinking's checkpoint does; the catalog's entry
+    # had been written before those keys were kept, and weighed attention at 4 bits.
+    k25 = catalog_model("moonshotai/Kimi-K2.5")
+    thinking = catalog_model("moonshotai/Kimi-K2-Thinking")
+    assert k25.quantization is not None and k25.quantization.attention_kept
+    assert k25.quantization.group_size == 32
+    assert abs(weight_breakdown(k25).total - weight_breakdown(thinking).total) < 0.02 * 600e9
+
+
 def test_the_linear_attention_state_is_stored_in_the_model_dtype() -> None:
     # Question 2: vLLM's mamba_ssm_cache_dtype "auto" takes the conv state's dtype (the model's,
     # or --mamba-cache-dtype), so kvlint stores states in the model dtype. Left open: a config
