@@ -41,8 +41,10 @@ from kvlint.errors import KvlintError
 from kvlint.model.catalog.build import build_entry
 from kvlint.model.catalog.build import id_from_path
 from kvlint.model.catalog.build import merge_entries
+from kvlint.model.catalog.build import minimal_config
 from kvlint.model.catalog.build import provenance_table
 from kvlint.model.catalog.build import read_catalog
+from kvlint.model.catalog.build import unsized_reason
 from kvlint.model.catalog.build import write_catalog
 
 CATALOG = pathlib.Path(__file__).resolve().parent.parent / "kvlint" / "model" / "catalog"
@@ -192,6 +194,33 @@ def _materialise(
     out = pathlib.Path(scratch) / f"{len(list(pathlib.Path(scratch).iterdir()))}.json"
     out.write_bytes(git_show(mirrors, item["repo"], item["revision"], item[key]))
     return out
+
+
+def table_entry(
+    model_id: str, aliases: tuple[str, ...], config: dict[str, Any], source: dict[str, Any]
+) -> dict[str, Any]:
+    """An entry from a config read out of another project's table (litgpt, mlc-llm, MaxText):
+    the keys the family code reads, refused with its reason where kvlint does not size it."""
+    record: dict[str, Any] = {"id": model_id}
+    if aliases:
+        record["aliases"] = list(aliases)
+    record["config"] = minimal_config(config, name=model_id)
+    refused = unsized_reason(record["config"], name=model_id)
+    if refused is not None:
+        record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
+    record["source"] = source
+    return record
+
+
+def emit(built: list[dict[str, Any]], catalog: pathlib.Path, *, write: bool, tool: str) -> int:
+    """Print the entries, or merge them into the catalog (``--write``)."""
+    if not write:
+        json.dump(built, sys.stdout, indent=1)
+        print()
+        return 0
+    write_catalog(catalog, merge_entries(read_catalog(catalog), built))
+    print(f"{tool}: {len(built)} entries written to {catalog}", file=sys.stderr)
+    return 0
 
 
 def git_show(mirrors: pathlib.Path, repo: str, revision: str, path: str) -> bytes:

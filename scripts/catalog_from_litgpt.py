@@ -16,7 +16,6 @@ read, each compared by hand with its published config; what was left out and why
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import subprocess
 import sys
@@ -26,13 +25,11 @@ from typing import Any
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from build_catalog import CATALOG
+from build_catalog import emit
 from build_catalog import repository
 
-from kvlint.model.catalog.build import merge_entries
 from kvlint.model.catalog.build import minimal_config
-from kvlint.model.catalog.build import read_catalog
 from kvlint.model.catalog.build import unsized_reason
-from kvlint.model.catalog.build import write_catalog
 
 REPO = "Lightning-AI/litgpt"
 REVISION = "26857050fe3ff627cd714fe92f5838f51a3d5efa"
@@ -224,13 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"catalog_from_litgpt: not in litgpt's table: {', '.join(missing)}", file=sys.stderr)
         return 1
-    if not args.write:
-        json.dump(built, sys.stdout, indent=1)
-        print()
-        return 0
-    write_catalog(args.catalog, merge_entries(read_catalog(args.catalog), built))
-    print(f"catalog_from_litgpt: {len(built)} entries written to {args.catalog}", file=sys.stderr)
-    return 0
+    return emit(built, args.catalog, write=args.write, tool="catalog_from_litgpt")
 
 
 if __name__ == "__main__":

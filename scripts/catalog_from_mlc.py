@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import pathlib
 import subprocess
 import sys
@@ -24,13 +23,9 @@ from typing import Any
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from build_catalog import CATALOG
+from build_catalog import emit
 from build_catalog import repository
-
-from kvlint.model.catalog.build import merge_entries
-from kvlint.model.catalog.build import minimal_config
-from kvlint.model.catalog.build import read_catalog
-from kvlint.model.catalog.build import unsized_reason
-from kvlint.model.catalog.build import write_catalog
+from build_catalog import table_entry
 
 REPO = "mlc-ai/mlc-llm"
 REVISION = "79d603f085f50500e9509fa01785ffa7ecfaaa93"
@@ -92,28 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         if preset not in table:
             print(f"catalog_from_mlc: no preset {preset!r}", file=sys.stderr)
             return 1
-        record: dict[str, Any] = {"id": model_id}
-        if aliases:
-            record["aliases"] = list(aliases)
-        record["config"] = minimal_config(table[preset], name=model_id)
-        refused = unsized_reason(record["config"], name=model_id)
-        if refused is not None:
-            record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
-        record["source"] = {
+        source = {
             "repo": REPO,
             "revision": REVISION,
             "path": PATH,
             "url": f"https://huggingface.co/{model_id}/blob/main/config.json",
             "note": f"mlc-llm preset {preset!r} (a copy of the published config.json)",
         }
-        built.append(record)
-    if not args.write:
-        json.dump(built, sys.stdout, indent=1)
-        print()
-        return 0
-    write_catalog(args.catalog, merge_entries(read_catalog(args.catalog), built))
-    print(f"catalog_from_mlc: {len(built)} entries written to {args.catalog}", file=sys.stderr)
-    return 0
+        built.append(table_entry(model_id, aliases, table[preset], source))
+    return emit(built, args.catalog, write=args.write, tool="catalog_from_mlc")
 
 
 if __name__ == "__main__":
