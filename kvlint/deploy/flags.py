@@ -122,13 +122,14 @@ class EngineSpec:
             return None
         # argparse matches the prefix against every option string, aliases included
         # (SGLang's `--nccl-init` is `--nccl-init-addr`, an alias of `--dist-init-addr`).
-        matches = [k for k in self.known if k.startswith(name)]
-        matches += [
+        matches = {k for k in self.known if k.startswith(name)}
+        matches |= {
             target
             for alias, target in self.aliases.items()
             if alias.startswith("--") and alias[2:].startswith(name)
-        ]
-        return matches[0] if len(matches) == 1 else None
+        }
+        # One option however many of its spellings the prefix matches (an option and its alias).
+        return next(iter(matches)) if len(matches) == 1 else None
 
     def predates_table(self, version: str | None) -> bool:
         """Whether ``version`` is older than every release whose flags were read: a flag the

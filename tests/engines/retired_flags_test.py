@@ -75,3 +75,14 @@ def test_an_abbreviation_of_an_alias_is_expanded_as_argparse_does() -> None:
             "(argparse takes it as an abbreviation of `--dist-init-addr` today)",
         )
     ]
+
+
+def test_a_prefix_of_an_option_and_of_its_alias_names_one_option() -> None:
+    """Both spellings of one option match `--foo`: one option, expanded (argparse takes it so
+    when every match is the same action); two options stay ambiguous."""
+    from kvlint.deploy.flags import EngineSpec
+
+    spec = EngineSpec("e", {}, {"foo-bar": "1"}, aliases={"--foo-bar-x": "foo-bar"}, abbrev=True)
+    assert spec.expand_abbreviation("--foo") == "foo-bar"
+    two = EngineSpec("e", {}, {"foo-bar": "1", "foo-baz": "1"}, abbrev=True)
+    assert two.expand_abbreviation("--foo") is None
