@@ -514,6 +514,9 @@ def _download_message(repo_id: str, exc: Exception) -> str:
     elif isinstance(getattr(getattr(exc, "response", None), "status_code", None), int):
         # The status only: the exception's text can quote the request, headers included.
         reason = f"the Hugging Face Hub answered HTTP {exc.response.status_code}"  # type: ignore[attr-defined]
+    elif isinstance(exc, OSError) and exc.strerror:
+        # The system's words for it (no path, no request: the error's text could hold either).
+        reason = f"the download failed ({kind}: {exc.strerror})"
     else:
         reason = f"the download failed ({kind})"
     return (

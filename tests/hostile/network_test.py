@@ -205,10 +205,13 @@ def test_the_hub_deadline_is_one_per_run_not_one_per_model(hub: _Hub, tmp_path: 
     lines = [line for line in outcome.lines() if " KV902 " in line]  # not the stderr notice
     assert len(lines) == MODELS
     # The first lookups go out together (HUB_LOOKUPS_AT_ONCE) and each waits out the one
-    # deadline; the rest are not sent: the breaker tripped on the first timeout.
-    timed_out = [line for line in lines if "did not answer (no answer within 2 s)" in line]
-    assert 1 <= len(timed_out) <= HUB_LOOKUPS_AT_ONCE
+    # deadline; the rest are not sent: the breaker tripped on the first timeout. A lookup in
+    # flight when the breaker trips may end in the network error of its own connection
+    # instead (seen under load); it was still sent once, and says why it failed.
     not_sent = "not looked up: the Hugging Face Hub did not answer an earlier lookup of this run"
-    rest = [line for line in lines if line not in timed_out]
-    assert rest and all(not_sent in line for line in rest), "\n".join(lines)
+    sent = [line for line in lines if not_sent not in line]
+    timed_out = [line for line in sent if "did not answer (no answer within 2 s)" in line]
+    assert 1 <= len(timed_out) <= len(sent) <= HUB_LOOKUPS_AT_ONCE, "\n".join(lines)
+    assert all("the download failed (" in line for line in sent if line not in timed_out)
+    assert len(sent) < len(lines), "\n".join(lines)
     assert outcome.seconds < 4 * HUB_TIMEOUT_S + 10  # a guard, far below 20 timeouts

@@ -61,3 +61,16 @@ def test_a_refused_connection_trips_the_breaker_without_waiting(
     with pytest.raises(ModelNotResolved, match="did not answer an earlier lookup of this run"):
         resolve_model("acme/m1", hub=budget)
     assert len(budget.notices) == 1  # said once
+
+
+def test_a_network_error_names_the_systems_words_and_nothing_else() -> None:
+    from kvlint.model.resolve import _download_message
+
+    reset = ConnectionResetError(104, "Connection reset by peer")
+    assert "the download failed (ConnectionResetError: Connection reset by peer); " in (
+        _download_message("acme/m0", reset)
+    )
+    # An error whose text could quote a path or the request says only its kind.
+    bare = OSError("GET http://127.0.0.1/acme/m0 Authorization: Bearer hf_secret")
+    message = _download_message("acme/m0", bare)
+    assert "the download failed (OSError); " in message and "hf_secret" not in message
