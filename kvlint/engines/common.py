@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
+from typing import Literal
+from typing import TypedDict
 
 from kvlint.arith.dtypes import UnknownCacheDtype
 from kvlint.arith.dtypes import UnsizedCacheDtype
 from kvlint.arith.dtypes import cache_types
 from kvlint.deployment import Sourced
+from kvlint.engines.versions import NEWEST
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
 from kvlint.finding import Span
+from kvlint.gpus import GpuSpec
+from kvlint.model.overrides import length_origin
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.settled import EngineFacts
+from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.storage import CacheTypes
+from kvlint.versions import parse_version
 
 
 def switch(sourced: Sourced[Any] | None) -> bool:
@@ -109,6 +117,71 @@ def without_storage(settled: Settled, base: EngineEstimate) -> EngineEstimate:
         return replace(base, missing=(f"cache storage of `{name}` (not known to kvlint)",))
     message = f"`{name}` is not a cache dtype {settled.facts.display} accepts"
     return replace(base, fits=False, error=message, refusal=Refusal.SETTING)
+
+
+class Given(TypedDict):
+    """The Settled fields every engine fills in the same way: which engine, what the files
+    asked, the model, the GPU, the release and the longest context the config allows. Each
+    settle step passes them with ``**given(...)`` and adds what it decides itself, so a field
+    every accounting reads (``reserved_memory``) cannot be left out of one engine."""
+
+    engine: str
+    facts: EngineFacts
+    span: Span
+    request: Request
+    model: ModelSpec
+    version: Sourced[str]
+    version_numbers: tuple[int, ...] | None
+    version_assumed: bool
+    spec: ModelSpec
+    gpu: GpuSpec | None
+    gpu_count: Sourced[int] | None
+    derived_max_model_len: int
+    length_origin: str
+    quantization: Sourced[str] | None
+    dtype: Sourced[str] | None
+    reserved_memory: Sourced[int] | None
+
+
+def stated_release(req: Request, engine: str) -> Sourced[str]:
+    """The release a file names, else the newest kvlint knows (a default at the deployment)."""
+    return req.engine_version or Sourced(NEWEST[engine], req.span, default=True)
+
+
+def given(
+    facts: EngineFacts,
+    req: Request,
+    model: ModelSpec,
+    gpu: GpuSpec | None,
+    *,
+    spec: ModelSpec,
+    version: Sourced[str],
+    derived: int,
+    numbers: tuple[int, ...] | Literal["parsed"] | None = "parsed",
+    assumed: bool | None = None,
+) -> Given:
+    """The shared fields of ``facts``'s Settled for ``req``. ``numbers`` is the release as the
+    engine compares it (``"parsed"``: ``version`` parsed; ``None`` where releases are build ids);
+    ``assumed``, that no file names a release the engine's tables read (default: none named)."""
+    release = parse_version(str(version.value)) if numbers == "parsed" else numbers
+    return Given(
+        engine=facts.name,
+        facts=facts,
+        span=req.span,
+        request=req,
+        model=model,
+        version=version,
+        version_numbers=release,
+        version_assumed=req.engine_version is None if assumed is None else assumed,
+        spec=spec,
+        gpu=gpu,
+        gpu_count=req.gpu_count,
+        derived_max_model_len=derived,
+        length_origin=length_origin(spec, derived),
+        quantization=req.quantization,
+        dtype=req.dtype,
+        reserved_memory=req.reserved_memory,
+    )
 
 
 def plain(sourced: Sourced[Any] | None) -> Any:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.llamacpp import defaults as D
 from kvlint.engines.llamacpp.facts import FACTS
-from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Request
 from kvlint.settled import Settled
@@ -51,7 +51,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSett
     """llama-server's defaults filled into ``req``, its overrides applied to ``model``."""
     spec = model
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["llamacpp"], here, default=True)
+    version = stated_release(req, FACTS.name)
     train = spec.max_position_embeddings or D.LLAMACPP_DEFAULT_CTX_OLD
     ctx = req.max_model_len
     ctx_size = ctx.value if ctx is not None and ctx.value else None
@@ -68,20 +68,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSett
     if flash is not None:
         flash = Sourced(str(flash.value).lower(), flash.span, flash.raw)
     return LlamaCppSettled(
-        engine="llamacpp",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=None,
-        version_assumed=req.engine_version is None,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived, numbers=None),
         max_model_len=ctx if ctx is not None and ctx_size else Sourced(train, here, default=True),
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=None,
         max_num_seqs=req.max_num_seqs
         if not auto
@@ -97,12 +85,9 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> LlamaCppSett
         data_parallel_size=Sourced(1, here, default=True),
         block_size=None,
         enforce_eager=None,
-        quantization=req.quantization,
-        dtype=req.dtype,
         flash_attention=flash,
         n_gpu_layers=req.n_gpu_layers,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         ctx_size=ctx_size,
         parallel=parallel,
         unified=req.kv_unified.value if req.kv_unified is not None else None,

@@ -17,19 +17,18 @@ from typing import Any
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.mlx import defaults as D
 from kvlint.engines.mlx.facts import FACTS
 from kvlint.engines.mlx.spelling import SYSCTL
-from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Request
 from kvlint.settled import Settled
 from kvlint.storage import CacheDtype
 from kvlint.storage import CacheTypes
-from kvlint.versions import parse_version
 
 # The settings kvlint reads that have no Deployment field, as mlx-lm spells them.
 _EXTRAS = (
@@ -101,7 +100,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> MlxSettled:
     """mlx-lm's defaults filled into ``req``."""
     spec = model
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["mlx"], here, default=True)
+    version = stated_release(req, FACTS.name)
     derived = derived_max_model_len(spec)
     length = req.max_model_len
     if length is None or length.value <= 0:
@@ -126,20 +125,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> MlxSettled:
         wired = Sourced(wired_mb.value * D.WIRED_LIMIT_UNIT, wired_mb.span, wired_mb.raw)
     one = Sourced(1, here, default=True)
     return MlxSettled(
-        engine="mlx",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=parse_version(str(version.value)),
-        version_assumed=req.engine_version is None,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived),
         max_model_len=length,
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=None,
         max_num_seqs=concurrency,
         max_num_batched_tokens=None,
@@ -153,10 +140,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> MlxSettled:
         data_parallel_size=one,
         block_size=None,
         enforce_eager=None,
-        quantization=req.quantization,
-        dtype=req.dtype,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         prompt_concurrency=_int(req, "prompt-concurrency", D.PROMPT_CONCURRENCY),
         prefill_step_size=_int(req, "prefill-step-size", D.PREFILL_STEP_SIZE),
         prompt_cache_size=_int(req, "prompt-cache-size", D.PROMPT_CACHE_SIZE),

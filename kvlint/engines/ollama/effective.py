@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.ollama import defaults as D
 from kvlint.engines.ollama.facts import FACTS
 from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Request
 from kvlint.settled import Settled
@@ -51,7 +52,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
     """Ollama's defaults filled into ``req``, its overrides applied to ``model``."""
     spec = model
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["ollama"], here, default=True)
+    version = stated_release(req, FACTS.name)
     notes: list[str] = []
     num_ctx = req.max_model_len
     if not (num_ctx and num_ctx.value):
@@ -91,20 +92,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
     cache_note = unsized or cache_note
     derived = derived_max_model_len(spec)
     return OllamaSettled(
-        engine="ollama",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=parse_version(str(version.value)),
-        version_assumed=req.engine_version is None,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived),
         max_model_len=num_ctx,
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=None,
         max_num_seqs=num_parallel,
         max_num_batched_tokens=None,
@@ -118,11 +107,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> OllamaSettle
         data_parallel_size=Sourced(1, here, default=True),
         block_size=None,
         enforce_eager=None,
-        quantization=req.quantization,
-        dtype=req.dtype,
         flash_attention=flash_setting,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         flash=flash,
     )

@@ -13,21 +13,20 @@ from dataclasses import dataclass
 from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
+from kvlint.engines.common import given
 from kvlint.engines.common import parallel_size
 from kvlint.engines.common import plain
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.sglang import defaults as D
 from kvlint.engines.sglang.facts import FACTS
-from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import PoolSwitch
 from kvlint.settled import Request
 from kvlint.settled import Settled
-from kvlint.versions import parse_version
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
     """SGLang's defaults filled into ``req``, its overrides applied to ``model``."""
     spec = model
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["sglang"], here, default=True)
+    version = stated_release(req, FACTS.name)
     spec = with_length_overrides(model, req.hf_overrides.value if req.hf_overrides else None)
     derived = context_length(spec)
     notes = [f"SGLang {version.value}" + ("" if req.engine_version else " (newest known)")]
@@ -114,20 +113,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
     ratio = plain(req.extra("swa-full-tokens-ratio"))
     user_total = plain(req.extra("max-total-tokens"))
     return SglangSettled(
-        engine="sglang",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=parse_version(str(version.value)),
-        version_assumed=req.engine_version is None,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived),
         max_model_len=context,
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=req.allow_long_max_model_len,
         max_num_seqs=req.max_num_seqs,
         max_num_batched_tokens=req.max_num_batched_tokens,
@@ -141,12 +128,9 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
         data_parallel_size=dp,
         block_size=req.block_size or Sourced(D.SGLANG_PAGE_SIZE, here, default=True),
         enforce_eager=req.enforce_eager,
-        quantization=req.quantization,
-        dtype=req.dtype,
         hf_overrides=req.hf_overrides,
         pool_switches=switches,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         dp_attention=dp_attention,
         hybrid_swa=not switches,

@@ -14,18 +14,17 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
 from kvlint.engines.common import parallel_size
 from kvlint.engines.common import plain
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.tgi import defaults as D
 from kvlint.engines.tgi.facts import FACTS
-from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Request
 from kvlint.settled import Settled
-from kvlint.versions import parse_version
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
     """TGI's defaults filled into ``req``, its overrides applied to ``model``."""
     spec = model
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["tgi"], here, default=True)
+    version = stated_release(req, FACTS.name)
     shards = req.tensor_parallel_size
     if shards is None and req.gpu_count is not None and req.gpu_count.value > 0:
         shards = Sourced(req.gpu_count.value, req.gpu_count.span, default=True)
@@ -79,20 +78,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
     user_batch = plain(req.extra("max-batch-total-tokens"))
     notes = [f"TGI {version.value}" + ("" if req.engine_version else " (newest known)")]
     return TgiSettled(
-        engine="tgi",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=parse_version(str(version.value)),
-        version_assumed=req.engine_version is None,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived),
         max_model_len=req.max_model_len or Sourced(positions, here, default=True),
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=None,
         max_num_seqs=req.max_num_seqs,
         max_num_batched_tokens=req.max_num_batched_tokens,
@@ -108,11 +95,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TgiSettled:
             D.tgi_block_size(attention.value if attention else None), here, default=True
         ),
         enforce_eager=None,
-        quantization=req.quantization,
-        dtype=req.dtype,
         hf_overrides=req.hf_overrides,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         attention=attention.value if attention else None,
         wiggle_room=float(wiggle.value) if wiggle is not None else D.TGI_WIGGLE_ROOM,

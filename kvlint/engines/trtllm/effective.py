@@ -14,15 +14,15 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
 from kvlint.engines.common import parallel_size
 from kvlint.engines.common import plain
+from kvlint.engines.common import stated_release
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.trtllm import defaults as D
 from kvlint.engines.trtllm.facts import FACTS
-from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import Request
 from kvlint.settled import Settled
@@ -84,7 +84,7 @@ def tokens_per_block(backend: str, release: tuple[int, ...] | None) -> int:
 def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettled:
     """TensorRT-LLM's defaults filled into ``req``."""
     here = req.span
-    version = req.engine_version or Sourced(NEWEST["trtllm"], here, default=True)
+    version = stated_release(req, FACTS.name)
     release = parse_version(str(version.value))
     backend = _backend(req)
     notes = [f"TensorRT-LLM {version.value}" + ("" if req.engine_version else " (newest known)")]
@@ -113,20 +113,10 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
     max_tokens = plain(req.extra("kv-cache-config.max-tokens"))
     beams = plain(req.extra("max-beam-width"))
     return TrtllmSettled(
-        engine="trtllm",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=release,
-        version_assumed=req.engine_version is None,
-        spec=model,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(
+            FACTS, req, model, gpu, spec=model, version=version, derived=derived, numbers=release
+        ),
         max_model_len=context,
-        derived_max_model_len=derived,
-        length_origin=length_origin(model, derived),
         allow_long=None,
         max_num_seqs=batch,
         max_num_batched_tokens=tokens,
@@ -140,10 +130,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
         data_parallel_size=parallel_size(req.data_parallel_size, here),
         block_size=block,
         enforce_eager=req.enforce_eager,
-        quantization=req.quantization,
-        dtype=req.dtype,
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         notes=tuple(notes),
         backend=backend,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,

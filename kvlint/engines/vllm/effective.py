@@ -17,13 +17,13 @@ from kvlint.deployment import Deployment
 from kvlint.deployment import Sourced
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import derived_max_model_len
+from kvlint.engines.common import given
 from kvlint.engines.common import parallel_size
 from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.facts import FACTS
 from kvlint.gpus import GpuSpec
-from kvlint.model.overrides import length_origin
 from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
@@ -234,20 +234,18 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
 
     return VllmSettled(
-        engine="vllm",
-        facts=FACTS,
-        span=here,
-        request=req,
-        model=model,
-        version=version,
-        version_numbers=numbers,
-        version_assumed=assumed,
-        spec=spec,
-        gpu=gpu,
-        gpu_count=req.gpu_count,
+        **given(
+            FACTS,
+            req,
+            model,
+            gpu,
+            spec=spec,
+            version=version,
+            derived=derived,
+            numbers=numbers,
+            assumed=assumed,
+        ),
         max_model_len=max_model_len,
-        derived_max_model_len=derived,
-        length_origin=length_origin(spec, derived),
         allow_long=allow_long,
         max_num_seqs=seqs,
         max_num_batched_tokens=batched,
@@ -261,14 +259,11 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         data_parallel_size=parallel_size(req.data_parallel_size, here),
         block_size=block_size,
         enforce_eager=eager,
-        quantization=req.quantization,
-        dtype=req.dtype,
         cpu_offload_bytes=_cpu_offload(req),
         attention_backend=backend,
         hf_overrides=req.hf_overrides,
         pool_switches=_pool_switches(req),
         cache_note=cache_note,
-        reserved_memory=req.reserved_memory,
         hybrid_kv_cache=hybrid,
         hybrid_off_by_default=off_by_default,
         auto_max_model_len=auto,
