@@ -51,6 +51,7 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "block_size": (int,),
     "enforce_eager": (bool,),
     "logged": (dict,),
+    "co_resident": (list,),
     "quotes": (list,),
     "notes": (str,),
 }
@@ -167,6 +168,7 @@ def check_case(case: dict[str, Any]) -> list[str]:
             problems.append(f"{where}: logged.{key} is {value!r}")
     if not any(logged.get(key) is not None for key in OUTCOMES):
         problems.append(f"{where}: logs none of {OUTCOMES}")
+    problems += _co_resident_problems(where, case.get("co_resident"))
     quotes = case.get("quotes")
     if not isinstance(quotes, list) or not all(isinstance(q, str) and q for q in quotes):
         problems.append(f"{where}: quotes must be a list of non-empty strings")
@@ -180,6 +182,47 @@ def check_case(case: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _co_resident_problems(where: str, items: Any) -> list[str]:
+    """Each co-resident is ``{"gib": X, "what": "..."}``, optionally naming the ``case`` and the
+    ``figure`` of its ``logged`` figures that states X (``check`` compares them)."""
+    if items is None:
+        return []
+    if not isinstance(items, list) or not items:
+        return [f"{where}: co_resident must be a non-empty list"]
+    problems = []
+    for item in items:
+        ok = isinstance(item, dict) and set(item) <= {"gib", "what", "case", "figure"}
+        ok = ok and _typed(item.get("gib"), _NUM) and item.get("gib") is not None
+        ok = ok and isinstance(item.get("what"), str) and bool(item["what"])
+        if ok and ("case" in item) != ("figure" in item):
+            ok = False
+        if not ok:
+            shape = "{gib, what[, case, figure]}"
+            problems.append(f"{where}: co_resident item {item!r} is not {shape}")
+    return problems
+
+
+def _co_resident_links(cases: list[dict[str, Any]]) -> list[str]:
+    """A co-resident that names a case and figure must quote that case's logged figure."""
+    by_id = {str(c.get("id")): c for c in cases}
+    problems = []
+    for case in cases:
+        for item in case.get("co_resident") or []:
+            if not isinstance(item, dict) or "case" not in item:
+                continue
+            other = by_id.get(str(item["case"]))
+            if other is None:
+                problems.append(f"{case['id']}: co_resident names unknown case {item['case']!r}")
+                continue
+            figure = (other.get("logged") or {}).get(str(item.get("figure")))
+            if figure != item.get("gib"):
+                problems.append(
+                    f"{case['id']}: co_resident gives {item.get('gib')} GiB, "
+                    f"{item['case']} logs {item.get('figure')} = {figure}"
+                )
+    return problems
+
+
 def check(
     cases: list[dict[str, Any]],
     *,
@@ -190,6 +233,7 @@ def check(
     """Every problem of the corpus: case shape, duplicate ids, reserved sources, the share cap,
     and (given ``sources_md``) that SOURCES.md lists each source with its exact case count."""
     problems = [p for case in cases for p in check_case(case)]
+    problems += _co_resident_links(cases)
     ids = Counter(str(case.get("id")) for case in cases)
     problems += [f"{i}: id used {n} times" for i, n in ids.items() if n > 1]
     if reserved is not None:

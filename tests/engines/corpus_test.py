@@ -66,6 +66,9 @@ def _case(**changes: Any) -> dict[str, Any]:
         ({"id": "Not A Slug"}, "not a lower-case slug"),
         ({"gpu_memory_utilization": 90}, "outside (0, 1]"),
         ({"colour": "red"}, "unknown field 'colour'"),
+        ({"co_resident": []}, "co_resident must be a non-empty list"),
+        ({"co_resident": [{"gib": "7"}]}, "is not {gib, what[, case, figure]}"),
+        ({"co_resident": [{"gib": 7, "what": "x", "case": "a"}]}, "is not {gib, what"),
     ],
 )
 def test_check_names_each_kind_of_bad_case(changes: dict[str, Any], problem: str) -> None:
@@ -129,3 +132,17 @@ def test_the_fidelity_benchmark_replays_every_case(case: dict[str, Any]) -> None
         assert value is None or math.isfinite(value)
     verdict = result.start_verdict()
     assert verdict is None or verdict[1] == bool(case["logged"].get("error"))
+
+
+def test_a_co_resident_that_names_a_case_must_quote_its_logged_figure() -> None:
+    first = _case(id="first", source="o/r#1", logged={"gpu_blocks": 10, "kv_pool_gib": 7.31})
+    said = {"gib": 7.31, "what": "its pool", "case": "first", "figure": "kv_pool_gib"}
+    second = _case(id="second", source="o/r#2", co_resident=[said])
+    assert engine_logs.check([first, second], max_share=1.0) == []
+    wrong = _case(id="second", source="o/r#2", co_resident=[{**said, "gib": 7.5}])
+    problems = engine_logs.check([first, wrong], max_share=1.0)
+    assert "second: co_resident gives 7.5 GiB, first logs kv_pool_gib = 7.31" in problems
+    lost = _case(id="second", source="o/r#2", co_resident=[{**said, "case": "gone"}])
+    assert "second: co_resident names unknown case 'gone'" in engine_logs.check(
+        [first, lost], max_share=1.0
+    )

@@ -195,7 +195,15 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         note = reserved_note(s, "taken off the free memory")
         if note is not None:
             notes.append(note)
-            base = replace(base, notes=tuple(notes))
+        if gpu is not None and gpu.memory_kind == "unified":
+            # On unified memory (GB10) the device's free memory is what the host's processes
+            # leave: gpt-oss-120b on a DGX Spark logs 49.78 GiB "used outside torch" after
+            # loading, which sized its pool to 5.95 GiB. No file states the host's share.
+            notes.append(
+                "unified memory: the pool is a share of what the host leaves free; "
+                "kvlint counts only reserved_memory of the host's use"
+            )
+        base = replace(base, notes=tuple(notes))
         if weights > total - held:
             return replace(
                 base,
