@@ -22,6 +22,9 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from testing.hub import answer_repo_not_found  # noqa: E402
 
 
 class _SlowHub(http.server.ThreadingHTTPServer):
@@ -34,13 +37,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         time.sleep(self.server.delay)
-        body = b'{"error": "Repository not found"}'
-        self.send_response(404)
-        self.send_header("X-Error-Code", "RepoNotFound")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        answer_repo_not_found(self)
 
     do_GET = _answer
     do_HEAD = _answer
@@ -66,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
         HF_HUB_DISABLE_TELEMETRY="1",
         KVLINT_HUB_TIMEOUT="600",
     )
-    sys.path.insert(0, str(ROOT))
     from kvlint import linter
     from kvlint.config import Settings
     from kvlint.selection import Selection

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kvlint.linter import HUB_LOOKUPS_AT_ONCE
+from testing.hub import answer_repo_not_found
 from tests.hostile.corpus_test import assert_well_behaved
 from tests.hostile.network_test import GUARD_S
 from tests.hostile.network_test import _online_env
@@ -54,13 +55,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.server.second.wait(HOLD_S)
         with self.server.lock:
             self.server.in_flight -= 1
-        body = b'{"error": "Repository not found"}'
-        self.send_response(404)
-        self.send_header("X-Error-Code", "RepoNotFound")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        answer_repo_not_found(self)
 
     do_GET = _answer
     do_HEAD = _answer
