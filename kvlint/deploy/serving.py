@@ -83,6 +83,15 @@ _CLIENTS = {
 # Python modules that front engines without loading a model (SGLang's router).
 _CLIENT_MODULES = frozenset({"sglang_router.launch_router", "sglang_router"})
 _CLIENT_PROGRAMS = frozenset({"llama-bench", "llama-cli", "llama-quantize", "huggingface-cli"})
+# Images of a serving stack that hold only its clients: Triton's `-sdk` tags ship perf_analyzer
+# and genai-perf, not the server (NGC's tags: `24.06-py3-sdk`; the server is `24.06-py3`).
+_CLIENT_IMAGES = (lazy(r"tritonserver:[^/\s]*-sdk\b", re.IGNORECASE),)
+# Programs that only keep a container alive (a pod to `kubectl exec` into, a job's wait), and
+# the shell words around them in a loop: `while true; do sleep 30; done`.
+_IDLE_PROGRAMS = frozenset({"sleep", "tail", "true", "wait", "pause"})
+_SHELL_WORDS = frozenset(
+    {"while", "until", "do", "done", "then", "fi", "if", "else", "!", "{", "}"}
+)
 _ENGINE_NAMES = {
     "vllm": "vLLM",
     "sglang": "SGLang",
@@ -170,6 +179,26 @@ def other_program(argv: list[Token]) -> str | None:
             if i == 0 and not base.startswith("python"):
                 break
     return None
+
+
+def client_image(image: str) -> bool:
+    """Whether ``image`` is a serving stack's client-only image (Triton's `-sdk` tags)."""
+    return any(pattern.search(image) for pattern in _CLIENT_IMAGES)
+
+
+def idles(argv: list[Token]) -> bool:
+    """Whether every command ``argv`` runs only waits: ``sleep infinity``, ``tail -f
+    /dev/null``, ``while true; do sleep 30; done``. Such a container serves nothing itself."""
+    found = _programs(argv)
+    if not found:
+        return False
+    for command in found:
+        words = [t.text for t in command]
+        while words and words[0] in _SHELL_WORDS:
+            words = words[1:]
+        if words and _basename(words[0]) not in _IDLE_PROGRAMS:
+            return False
+    return True
 
 
 def is_client(argv: list[Token]) -> bool:

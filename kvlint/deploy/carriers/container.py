@@ -40,8 +40,10 @@ from kvlint.deploy.interpret import Engine
 from kvlint.deploy.mounted import ConfigFiles
 from kvlint.deploy.mounted import mounted_file
 from kvlint.deploy.search import image_text
+from kvlint.deploy.serving import client_image
 from kvlint.deploy.serving import engine_title
 from kvlint.deploy.serving import flags_engine
+from kvlint.deploy.serving import idles
 from kvlint.deploy.serving import is_client
 from kvlint.deploy.serving import other_image
 from kvlint.deploy.serving import other_program
@@ -352,9 +354,9 @@ def unread_server(
     program = other_program(argv)
     if program is not None:
         return f"it runs {program}, a server kvlint does not read"
-    if is_client(argv):
+    if is_client(argv) or (command_given and idles(argv)):
         return None
-    stack = other_image(image) if image else None
+    stack = other_image(image) if image and not client_image(image) else None
     if stack is not None:
         return f"the image `{image}` is {stack}, a server kvlint does not read"
     suspected = image_engine(image) if image else None
