@@ -380,6 +380,12 @@ def unread_server(
     if found is not None:
         engine, flags = found
         shown = ", ".join(f"`{flag}`" for flag in flags)
+        if not image:  # Kubernetes requires an image: this is a patch of a manifest elsewhere
+            return (
+                f"`args` are {engine_title(engine)}'s flags ({shown}) in a container that names "
+                "no image (a kustomize patch of a manifest kvlint does not see: check the "
+                "rendered manifests, `kustomize build DIR | kvlint check -`)"
+            )
         return (
             f"`args` are {engine_title(engine)}'s flags ({shown}), but kvlint does not know what "
             f"the image `{image or '?'}` runs: name the program in `command`"
