@@ -82,7 +82,11 @@ _CLIENTS = {
 }
 # Python modules that front engines without loading a model (SGLang's router).
 _CLIENT_MODULES = frozenset({"sglang_router.launch_router", "sglang_router"})
-_CLIENT_PROGRAMS = frozenset({"llama-bench", "llama-cli", "llama-quantize", "huggingface-cli"})
+_CLIENT_PROGRAMS = frozenset(
+    {"llama-bench", "llama-cli", "llama-quantize", "huggingface-cli"}
+    # Load generators run against a server elsewhere (often from the engine's own image).
+    | {"genai-perf", "perf_analyzer", "guidellm"}
+)
 # Images of a serving stack that hold only its clients: Triton's `-sdk` tags ship perf_analyzer
 # and genai-perf, not the server (NGC's tags: `24.06-py3-sdk`; the server is `24.06-py3`).
 _CLIENT_IMAGES = (lazy(r"tritonserver:[^/\s]*-sdk\b", re.IGNORECASE),)
