@@ -25,7 +25,8 @@ from kvlint.source.nodes import Node
 from kvlint.source.nodes import Scalar
 from kvlint.source.nodes import Sequence
 
-# Serving stacks kvlint has no reader for, by image (the registries' own names).
+# Serving stacks kvlint has no reader for, by image (the registries' own names). Servers of
+# encoders only (Hugging Face's text-embeddings-inference) keep no KV cache: nothing to check.
 _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (lazy(r"(^|/)nim/|nvcr\.io/nim", re.IGNORECASE), "an NVIDIA NIM"),
     # Triton with the TensorRT-LLM backend is configured by its model repository's
@@ -44,7 +45,6 @@ _IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (lazy(r"openllm", re.IGNORECASE), "OpenLLM"),
     (lazy(r"ray-?llm", re.IGNORECASE), "RayLLM"),
     (lazy(r"deepspeed-?mii", re.IGNORECASE), "DeepSpeed-MII"),
-    (lazy(r"huggingface/tei|text-embeddings-inference", re.IGNORECASE), "TEI"),
     (lazy(r"kaito/kaito-base", re.IGNORECASE), "KAITO's transformers runtime"),
 )
 # Server programs of those stacks (the program's basename) and Python modules started with -m.
@@ -59,7 +59,6 @@ _PROGRAMS = {
     "llamafile": "llamafile",
     "koboldcpp": "KoboldCpp",
     "mlc_llm": "MLC LLM",
-    "text-embeddings-router": "TEI",
     "openllm": "OpenLLM",
 }
 _MODULES = {
