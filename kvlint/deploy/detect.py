@@ -235,6 +235,12 @@ def nim_llm(image: str) -> bool:
     return found is not None and _NIM_NOT_LLM.search(found.group(2)) is None
 
 
+def nim_without_kv_cache(image: str) -> bool:
+    """Whether ``image`` is an NVIDIA NIM of an encoder or a speech model (embedding,
+    reranking, OCR, TTS): a server that keeps no KV cache, so there is nothing to check."""
+    return _NIM.search(image) is not None and not nim_llm(image)
+
+
 def nim_model(image: str) -> str | None:
     """The model an NVIDIA NIM for LLMs serves, as its image name states it
     (``meta/llama-3.1-8b-instruct`` from ``nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4``); None

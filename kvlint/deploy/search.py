@@ -25,7 +25,10 @@ from kvlint.source.nodes import Sequence
 _SKIP = frozenset({"status", "metadata", "openAPIV3Schema", "schema", "data", "binaryData"})
 # Keys a container has besides its image; one of them must be there too, so that a mapping with
 # only an `image` (a Helm chart's `image: {repository, tag}`) is not taken for a container.
-_CONTAINER_KEYS = frozenset({"command", "args", "env", "envFrom", "resources", "ports"})
+# (`draResources`: a NIMService's GPUs as DRA claims, in place of `resources`.)
+_CONTAINER_KEYS = frozenset(
+    {"command", "args", "env", "envFrom", "resources", "ports", "draResources"}
+)
 # Keys that name a role on their own (the word the label uses).
 _ROLE_KEYS = {
     "leaderTemplate": "leader",

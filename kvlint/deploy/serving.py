@@ -17,6 +17,7 @@ from kvlint.deploy.argv import commands
 from kvlint.deploy.argv import nested_commands
 from kvlint.deploy.detect import image_engine
 from kvlint.deploy.detect import nim_llm
+from kvlint.deploy.detect import nim_without_kv_cache
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.search import image_text
 from kvlint.lazy_re import lazy
@@ -138,7 +139,10 @@ def _basename(text: str) -> str:
 
 
 def other_image(image: str) -> str | None:
-    """The serving stack an image of another project ships, if any."""
+    """The serving stack an image of another project ships, if any (None for servers that keep
+    no KV cache: an embedding or speech NIM)."""
+    if nim_without_kv_cache(image):
+        return None
     for pattern, what in _IMAGES:
         if pattern.search(image):
             return what
@@ -251,6 +255,8 @@ def unread_resource(root: Mapping) -> str | None:
     spec = root.mapping("spec")
     if group == "apps.nvidia.com" and kind == "NIMService" and spec is not None:
         image, _ = image_text(spec)
+        if image and nim_without_kv_cache(image):
+            return None
         shown = f" `{image}`" if image else ""
         return f"it runs an NVIDIA NIM{shown}, a server kvlint does not read"
     if group == "apps.nvidia.com" and kind == "NIMPipeline":

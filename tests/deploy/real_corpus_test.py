@@ -111,11 +111,22 @@ def test_no_traceback_and_no_internal_error(corpus_check: LintResult) -> None:
     assert len(corpus_check.files) == len(_rows())
 
 
+def _without_kv_cache() -> set[str]:
+    """The files the review lists as running only servers that keep no KV cache."""
+    text = REVIEW.read_text(encoding="utf-8")
+    section = (
+        text.split("## Servers that keep no KV cache", 1)[1] if "## Servers that" in text else ""
+    )
+    return set(re.findall(r"^- `([^`]+)`$", section, flags=re.MULTILINE))
+
+
 def test_no_file_that_runs_an_engine_is_silent(corpus_check: LintResult) -> None:
     read = {result.deployment.path for result in corpus_check.deployments}
     said = {f.span.path for f in corpus_check.findings if f.severity >= Severity.WARNING}
-    silent = [name for name in corpus_check.files if name not in read and name not in said]
-    assert silent == []
+    silent = {name for name in corpus_check.files if name not in read and name not in said}
+    # Silent only where the review says the file runs no server with a KV cache, and that list
+    # names no file kvlint reads or warns about (it would be stale).
+    assert silent == _without_kv_cache()
 
 
 def _reviewed() -> set[tuple[str, int, int, str]]:
