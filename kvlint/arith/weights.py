@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvlint.arith.memo import by_model
 from kvlint.model.spec import ModelSpec
 
 # Bits per weight of the quantised linear layers, scales included.
@@ -226,6 +227,8 @@ def pp_layer_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
     return ranges
 
 
+# Remembered per model and settings: the vLLM band's ends and release lines ask it again.
+@by_model
 def weight_bytes_per_gpu(
     spec: ModelSpec,
     *,

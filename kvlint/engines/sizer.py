@@ -4,7 +4,6 @@ engine's accounting, in that order (what the linter and ``kvlint size`` call).""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from kvlint.arith.kv import KvSize
 from kvlint.arith.kv import kv_size
@@ -22,6 +21,7 @@ from kvlint.gpus import GpuSpec
 from kvlint.gpus import gpu_variants
 from kvlint.gpus import lookup_gpu
 from kvlint.model.spec import ModelSpec
+from kvlint.record_replace import replace
 from kvlint.settled import EngineFacts
 from kvlint.settled import Settled
 from kvlint.sizing import Sizing
