@@ -64,22 +64,55 @@ def settled_key(settled: Settled) -> Hashable | None:
     cache's storage types) are frozen and compared by value as they are: the settle step makes
     a new model spec for a deployment whose overrides change it, so its identity would never
     match (and could be reused), and walking a model's layers field by field was a sixth of a
-    check of many files. The key's hash is taken once (a model's layers hash one by one)."""
+    check of many files. The key's hash is taken once, each record's hash from a memory of
+    recent records by identity (a model's layers hash one by one)."""
     try:
+        state = settled.__dict__
         values = tuple(
-            (f.name, value if f.name in _BY_VALUE else _frozen(value))
-            for f in dataclasses.fields(settled)
-            if f.name != "span"
-            for value in (getattr(settled, f.name),)
+            (name, state[name] if name in _BY_VALUE else _frozen(state[name]))
+            for name in _field_names(type(settled))
         )
-        key = _Key((type(settled).__name__, values))
+        hashed = tuple(
+            (name, _record_hash(value) if name in _BY_VALUE else value) for name, value in values
+        )
+        kind = type(settled).__name__
+        key = _Key((kind, values), hash((kind, hashed)))
     except TypeError:
         return None
     return key
 
 
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The fields of a Settled class but its span, in order (read once per class)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(
+            f.name for f in dataclasses.fields(cls) if f.name != "span"
+        )
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
 # Settled's fields that are frozen records without spans, compared by value as they are.
 _BY_VALUE = frozenset({"spec", "model", "facts", "gpu", "cache_types"})
+
+# The hashes of recent span-free records, by identity: the same model spec, engine facts and GPU
+# stand in most deployments of a run, and a model's hash walks every layer (a tenth of the
+# accounting's time at 1,000 files). Each entry holds its record, so its id is not reused.
+_HASHES: dict[int, tuple[object, int]] = {}
+_HASHES_KEPT = 256
+
+
+def _record_hash(record: object) -> int:
+    found = _HASHES.get(id(record))
+    if found is not None and found[0] is record:
+        return found[1]
+    value = hash(record)
+    if len(_HASHES) >= _HASHES_KEPT:
+        _HASHES.clear()
+    _HASHES[id(record)] = (record, value)
+    return value
 
 
 class _Key:
@@ -87,9 +120,9 @@ class _Key:
 
     __slots__ = ("_hash", "values")
 
-    def __init__(self, values: tuple[Any, ...]) -> None:
+    def __init__(self, values: tuple[Any, ...], hashed: int) -> None:
         self.values = values
-        self._hash = hash(values)
+        self._hash = hashed
 
     def __hash__(self) -> int:
         return self._hash
