@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from kvlint.finding import Span
 from kvlint.lazy_re import lazy
@@ -13,6 +14,9 @@ ScalarValue = str | int | float | bool | None
 _SIMPLE_KEY = lazy(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
+# Remembered: a repository's files repeat the same paths (`$.spec.template.spec.containers[0]`),
+# and the key test is a pattern match per key of every file.
+@lru_cache(maxsize=4096)
 def child_path(parent: str, key: str | int) -> str:
     """JSONPath-style key path: ``$.spec.containers[0].args[4]``, ``$.limits["nvidia.com/gpu"]``."""
     if isinstance(key, int):
@@ -63,7 +67,12 @@ class Scalar(Node):
         style: str,
         tag: str,
     ) -> None:
-        super().__init__(source, path, start, end)
+        # Node's four fields set here, not through super().__init__: one call fewer for each
+        # of the tens of thousands of nodes a repository's files hold.
+        self.source = source
+        self.path = path
+        self.start = start
+        self.end = end
         self.value = value
         self.text = text
         self.style = style
@@ -94,7 +103,10 @@ class Mapping(Node):
         end: int,
         items: list[tuple[Scalar, Node]],
     ) -> None:
-        super().__init__(source, path, start, end)
+        self.source = source  # Node's fields, as Scalar sets them
+        self.path = path
+        self.start = start
+        self.end = end
         self.items = items
 
     def get(self, key: str) -> Node | None:
@@ -155,7 +167,10 @@ class Sequence(Node):
     def __init__(
         self, source: SourceText, path: str, start: int, end: int, items: list[Node]
     ) -> None:
-        super().__init__(source, path, start, end)
+        self.source = source  # Node's fields, as Scalar sets them
+        self.path = path
+        self.start = start
+        self.end = end
         self.items = items
 
     def plain(self) -> list[object]:

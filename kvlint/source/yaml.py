@@ -109,11 +109,50 @@ def _libyaml() -> _Backend | None:
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:
         return None
+    composer = _remembering(loader)
 
     def compose(text: str) -> Any:
-        return yaml.compose(text, Loader=loader)
+        return yaml.compose(text, Loader=composer)
 
     return _Backend(compose, yaml.MarkedYAMLError, yaml.YAMLError)
+
+
+# Tags remembered by the composer below: a run's keys and small values repeat (`name`, `image`,
+# `- name: HF_HOME`); a file of unique scalars empties the memory when it is full.
+_TAGS_KEPT = 4096
+_NO_PATHS: dict[object, object] = {}  # no path resolver is ever added: nothing to look up
+
+
+def _remembering(loader: Any) -> Any:
+    """``loader`` (libyaml's) with its resolver's answers remembered.
+
+    libyaml's composer asks PyYAML's Python resolver for the tag of every node, and tells it of
+    every step down and up the tree (for path resolvers, which kvlint never adds): three Python
+    calls per node, a sixth of reading a manifest. The tag depends only on the node's kind, its
+    text and whether it was plain, so it is looked up once per text; the steps go to builtins
+    that do nothing (``{}.get(parent, index)``, ``{}.clear()``), as PyYAML's own methods do when
+    no path resolver is set. A loader that has path resolvers is used as it is."""
+    if loader.yaml_path_resolvers:
+        return loader
+    tags: dict[tuple[Any, Any, Any], str] = {}
+    resolve = loader.resolve
+
+    def remembered(self: Any, kind: Any, value: Any, implicit: Any) -> str:
+        key = (kind, value, implicit)
+        tag = tags.get(key)
+        if tag is None:
+            tag = resolve(self, kind, value, implicit)
+            if len(tags) >= _TAGS_KEPT:
+                tags.clear()
+            tags[key] = tag
+        return tag
+
+    namespace = {
+        "resolve": remembered,
+        "descend_resolver": _NO_PATHS.get,
+        "ascend_resolver": _NO_PATHS.clear,
+    }
+    return type("RememberingLoader", (loader,), namespace)
 
 
 # Each run of blanks after a line's content, whole (greedy, nothing after it to backtrack
@@ -389,6 +428,9 @@ def _yaml_message(source: SourceText, exc: Any, position: int, what: str = "YAML
     return f"invalid {what}: {detail}"
 
 
+_PROPERTIES = frozenset("&!")  # what a node's anchor or tag starts with
+
+
 class _Converter:
     """Turns a composed ruamel node graph into our nodes, checking what YAML lets through."""
 
@@ -457,7 +499,9 @@ class _Converter:
         style = node.style or ""
         # The value itself starts after its anchor and tag (`&seqs !!int 512`): a fix replaces
         # the value and keeps them.
-        start, tagged = self._value_start(start, end)
+        tagged = False
+        if self.source.text[start : start + 1] in _PROPERTIES:
+            start, tagged = self._value_start(start, end)
         if style:
             return Scalar(self.source, path, start, end, text, text, style, tag)
         if self.retag and not tagged:
@@ -508,7 +552,7 @@ class _Converter:
         index: dict[str, int] = {}
         merged: list[Mapping] = []
         for key_node, value_node in node.value:
-            if str(key_node.tag) == _TAG + "merge":
+            if str(key_node.tag) == _MERGE:
                 merged.extend(self._merge_sources(value_node, path, depth))
                 continue
             if type(key_node).__name__ != "ScalarNode":
@@ -616,18 +660,24 @@ def _resolve(tag: str, text: str) -> ScalarValue:
     """A plain scalar's value from its tag, as PyYAML's SafeConstructor builds it (an octal
     `017` is 15, `1:30` is 90), kept as its text where PyYAML would fail or build something
     kvlint does not read (a timestamp)."""
-    if tag == _TAG + "null":
+    if tag == _STR:
+        return text
+    if tag == _NULL:
         return None
-    if tag == _TAG + "bool":
+    if tag == _BOOL:
         return _BOOLS.get(text.lower(), text.lower() == "true")
-    if tag == _TAG + "int":
+    if tag == _INT:
         number = _int(text)
         if number is None or number.bit_length() > _MAX_INT_BITS:
             return text
         return number
-    if tag == _TAG + "float":
+    if tag == _FLOAT:
         return _float(text)
     return text
+
+
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "bool", "int", "float"))
+_MERGE = _TAG + "merge"
 
 
 def _signed(text: str) -> tuple[int, str]:

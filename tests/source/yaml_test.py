@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+from typing import ClassVar
+
 import pytest
 
 from kvlint.source.nodes import Mapping
@@ -202,3 +205,68 @@ def test_both_composers_give_the_same_spans(monkeypatch: pytest.MonkeyPatch) -> 
         assert args.items[1].span[1:4] == (3, 25, "$.args[1]")
         name = docs[0].root.dig("name")  # type: ignore[attr-defined]
         assert (name.text, name.span.column, name.span.end_column) == ("ünïcode", 7, 14)
+
+
+YAML11_SCALARS = """\
+plain: text
+octal: 017
+hex: 0x1F
+sexagesimal: 1:30
+float: 1.5e3
+inf: .inf
+yes: yes
+no: off
+tilde: ~
+null: null
+empty:
+stamp: 2001-12-14t21:59:43.10-05:00
+quoted: "017"
+single: 'yes'
+merge: &base {a: 1}
+other: {<<: *base, b: 2}
+list: [1, two, 3.0, true]
+block: |
+  017
+"""
+
+
+def _tags(node: Any) -> list[tuple[str, str, object]]:
+    found: list[tuple[str, str, object]] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        value = current.value
+        found.append((type(current).__name__, str(current.tag), None))
+        if isinstance(value, list):
+            for item in value:
+                stack.extend(item if isinstance(item, tuple) else (item,))
+        else:
+            found[-1] = (found[-1][0], found[-1][1], value)
+    return found
+
+
+def test_the_remembering_composer_tags_every_node_as_pyyaml_does() -> None:
+    """libyaml with the resolver's answers remembered gives each node PyYAML's own tag, the
+    second time as the first."""
+    import kvlint.source.yaml as module
+    from kvlint.source.pyyaml import import_yaml
+
+    yaml = import_yaml()
+    if getattr(yaml, "CSafeLoader", None) is None:
+        pytest.skip("PyYAML without libyaml")
+    ours = module._remembering(yaml.CSafeLoader)
+    assert ours is not yaml.CSafeLoader
+    theirs = _tags(yaml.compose(YAML11_SCALARS, Loader=yaml.CSafeLoader))
+    assert _tags(yaml.compose(YAML11_SCALARS, Loader=ours)) == theirs
+    assert _tags(yaml.compose(YAML11_SCALARS, Loader=ours)) == theirs
+    assert ("ScalarNode", "tag:yaml.org,2002:int", "017") in theirs
+    assert ("ScalarNode", "tag:yaml.org,2002:str", "017\n") in theirs
+
+
+def test_a_loader_with_path_resolvers_is_used_as_it_is() -> None:
+    import kvlint.source.yaml as module
+
+    class WithPaths:
+        yaml_path_resolvers: ClassVar[dict[tuple[str, ...], str]] = {("a",): "tag"}
+
+    assert module._remembering(WithPaths) is WithPaths
