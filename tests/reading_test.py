@@ -88,3 +88,26 @@ def test_a_prefix_reads_no_more_than_asked(tmp_path: Path) -> None:
     path = tmp_path / "METADATA"
     path.write_bytes(b"Name: x\n" + b"y" * 1000)
     assert reading.read_prefix(path, 8) == b"Name: x\n"
+
+
+def _stat_saying(size: int) -> object:
+    real = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        values = list(real(fd))
+        values[6] = size  # st_size, as if the file were this long when it was looked at
+        return os.stat_result(values)
+
+    return fstat
+
+
+def test_a_file_that_grew_since_its_size_was_read_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_bytes(b"x" * 100)
+    monkeypatch.setattr(reading.os, "fstat", _stat_saying(10))
+    assert reading.read_bytes(path, reading.Kind("a test file", 100)) == b"x" * 100
+    with pytest.raises(reading.FileTooLarge) as info:
+        reading.read_bytes(path, reading.Kind("a test file", 50))
+    assert info.value.size == 51  # one byte past the cap is enough to tell
