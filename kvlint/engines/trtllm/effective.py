@@ -81,6 +81,14 @@ def tokens_per_block(backend: str, release: tuple[int, ...] | None) -> int:
     return D.TOKENS_PER_BLOCK
 
 
+def checkpoint_cache_dtype(model: ModelSpec) -> str | None:
+    """The cache dtype a ModelOpt checkpoint declares (``kv_cache_quant_algo``), else None."""
+    quant = model.quantization
+    if quant is None or quant.method != "modelopt":
+        return None
+    return quant.kv_cache_dtype
+
+
 def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettled:
     """TensorRT-LLM's defaults filled into ``req``."""
     here = req.span
@@ -107,8 +115,17 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
         if cache is not None
         else Sourced("auto", here, default=True)
     )
-    # `auto` is the model dtype (never the weight quantisation).
-    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, model))
+    # `auto` is the model dtype (never the weight quantisation), unless the checkpoint declares
+    # its cache's quantisation: kv_cache_config.dtype `auto` leaves a ModelOpt checkpoint's
+    # kv_cache_quant_algo in force, `fp8`/`nvfp4` override it (the LLM API's
+    # sync_quant_config_with_kv_cache_config_dtype; NVIDIA/TensorRT-LLM#16240). nvidia/Qwen3-8B-FP8
+    # under 1.2.0rc2 with no dtype set reports kv_cache_dtype FP8 and pools 72 KiB a token.
+    stored = cache_dtype.value
+    declared = checkpoint_cache_dtype(model)
+    if stored == "auto" and declared is not None:
+        stored = declared
+        notes.append(f"kv_cache_config.dtype auto: the checkpoint's {declared} cache")
+    types, cache_note = storage(stored, computed_dtype(req.dtype, model))
     block = req.block_size or Sourced(tokens_per_block(backend, release), here, default=True)
     max_tokens = plain(req.extra("kv-cache-config.max-tokens"))
     beams = plain(req.extra("max-beam-width"))

@@ -9,6 +9,7 @@ from kvlint.estimate import Refusal
 from kvlint.gpus import lookup_gpu
 from kvlint.units import GiB
 from testing.builders import LLAMA_31_8B
+from testing.builders import catalog_model
 from testing.builders import model
 from testing.builders import settled
 
@@ -181,3 +182,37 @@ def test_the_c_plus_plus_runtimes_buffers_are_per_sequence_slot() -> None:
     expected = slots * vocab * 4 + slots * 16 * length + slots * vocab * 2 + slots * vocab * 12
     assert decoder_bytes(SPEC, slots, 1, length) == expected
     assert decoder_bytes(SPEC, slots, 2, length) > expected  # beams are slots of their own
+
+
+def test_auto_follows_a_modelopt_checkpoints_cache_quantisation() -> None:
+    # javiercancela/javiercancela.github.io@6d019e8 _posts/2025-11-22-tensorrt-llm.md:
+    # nvidia/Qwen3-8B-FP8 through the LLM API of 1.2.0rc2, no kv_cache_config.dtype:
+    # "Allocated 3.17 GiB for max tokens in paged KV cache (46208)", primary blocks=1444.
+    fp8 = catalog_model("nvidia/Qwen3-8B-FP8")
+    budget = round(3.17 * GiB)
+    e = account(settled("trtllm", spec=fp8, gpu=None, kv_cache_memory_bytes=budget))
+    assert e.bytes_per_token == 36 * 8 * 128 * 2  # 72 KiB: one byte per value
+    assert e.num_blocks == 1443  # the log's 1,444 less the 0.005 GiB its rounding hides
+    assert any("the checkpoint's fp8_e4m3 cache" in note for note in e.notes)
+    # A dtype the file states wins over the checkpoint's.
+    wide = account(
+        settled("trtllm", spec=fp8, gpu=None, kv_cache_memory_bytes=budget, kv_cache_dtype="bf16")
+    )
+    assert wide.bytes_per_token == 2 * e.bytes_per_token
+
+
+def test_only_modelopt_checkpoints_make_auto_quantised() -> None:
+    declared = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+    scheme = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"g": {"weights": {"num_bits": 8}}},
+        "kv_cache_scheme": {"num_bits": 8, "type": "float"},
+    }
+    per_token = {}
+    for name, quant in (("modelopt", declared), ("compressed", scheme), ("none", None)):
+        config = {**LLAMA_31_8B, "quantization_config": quant}
+        spec = model(config, f"test/{name}")
+        s = settled("trtllm", spec=spec, gpu=None, kv_cache_memory_bytes=GiB)
+        per_token[name] = account(s).bytes_per_token
+    assert per_token["modelopt"] == 64 * 1024
+    assert per_token["compressed"] == per_token["none"] == 128 * 1024
