@@ -113,6 +113,19 @@ def test_few_files_are_checked_in_this_process() -> None:
     assert parallel.default_jobs() >= 1
 
 
+@pytest.fixture(autouse=True)
+def _running_unknown(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The tasks running now unknown (as off Linux): the load average alone decides, whatever
+    this machine runs while the tests do; a test that wants a count writes one."""
+    monkeypatch.setattr(parallel, "_LOADAVG", str(tmp_path / "no-loadavg"))
+
+
+def _running(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, running: int) -> None:
+    path = tmp_path / "loadavg"
+    path.write_text(f"0.90 0.80 0.70 {running}/812 4711\n")
+    monkeypatch.setattr(parallel, "_LOADAVG", str(path))
+
+
 def test_the_default_is_the_cores_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PRE_COMMIT", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
@@ -128,6 +141,37 @@ def test_the_default_leaves_out_the_cores_other_work_keeps_busy(
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load), raising=False)
     assert parallel.default_jobs() == jobs
+
+
+@pytest.mark.parametrize(
+    ("load", "running", "jobs"),
+    [
+        (0.9, 1, 2),  # the previous command's load, gone now: both cores
+        (0.9, 2, 1),  # one other task running now: as the average says
+        (1.6, 2, 1),
+        (3.0, 1, 2),  # a burst that just ended
+        (3.0, 3, 1),  # two others running now, and for the past minute
+        (0.2, 5, 2),  # a moment's crowd the past minute did not have: the average
+    ],
+)
+def test_work_that_has_ended_does_not_count_as_load(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, load: float, running: int, jobs: int
+) -> None:
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load), raising=False)
+    _running(monkeypatch, tmp_path, running)
+    assert parallel.default_jobs() == jobs
+
+
+def test_the_running_count_is_read_from_the_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where the system says, this process is one of the tasks running now.
+    monkeypatch.setattr(parallel, "_LOADAVG", "/proc/loadavg")
+    found = parallel._running_now()
+    if not Path("/proc/loadavg").is_file():
+        assert found is None
+    else:
+        assert found is not None and found >= 1
 
 
 def test_under_pre_commit_each_chunk_is_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
