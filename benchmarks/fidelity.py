@@ -48,6 +48,7 @@ from kvlint.engines import account as engine_account  # noqa: E402
 from kvlint.engines import estimate  # noqa: E402
 from kvlint.engines import settle  # noqa: E402
 from kvlint.engines.sizer import size  # noqa: E402
+from kvlint.engines.trtllm.defaults import BUILD_PY_MAX_INPUT_LEN  # noqa: E402
 from kvlint.engines.vllm import accounting as vllm_accounting  # noqa: E402
 from kvlint.engines.vllm import band as vllm_band  # noqa: E402
 from kvlint.engines.vllm.effective import VllmSettled  # noqa: E402
@@ -197,9 +198,28 @@ NIGHTLY_RELEASE = {
 }
 
 
+# TensorRT-LLM cases that name no release: the release their evidence puts them in. TensorRT-LLM
+# 0.5.0 was its first public release (branch release/0.5.0, 2023-10-19 to 10-31; Triton's
+# tensorrtllm_backend tagged v0.5.0 on 2023-11-02), 0.6.0 the next (backend v0.6.0,
+# 2023-12-01). Both threads fall between, run engines built by the per-model build.py
+# scripts with flags 0.5.0's examples/llama/build.py has (--use_inflight_batching,
+# --paged_kv_cache, --tokens_per_block), and print 0.5's C++ runtime lines.
+TRTLLM_RELEASE = {
+    # NVIDIA/TensorRT-LLM#224, 2023-10-31: Triton backend on an A10, "Using 10718 tokens in
+    # paged KV cache" (the 0.5 batch manager's line; later releases print blocks).
+    "trtllm-llama-2-7b-a10-fp16-issue224": "0.5.0",
+    # NVIDIA/TensorRT-LLM#401, 2023-11-15: gptManagerBenchmark built under /code/tensorrt_llm
+    # (the 0.5 development container's path); a main-branch build of the weeks after 0.5.0
+    # is possible, and 0.5.0 is the release that window holds.
+    "trtllm-llama-2-7b-a100-40gb-batch-192-oom-issue401": "0.5.0",
+}
+
+
 def _version(case: dict[str, Any]) -> str | None:
     if case["id"] in NIGHTLY_RELEASE:
         return NIGHTLY_RELEASE[case["id"]]
+    if case["id"] in TRTLLM_RELEASE:
+        return TRTLLM_RELEASE[case["id"]]
     version = case.get("engine_version")
     quotes = " ".join(case.get("quotes") or [])
     if version is None and any(marker in quotes for marker in _V0_MARKERS):
@@ -286,6 +306,13 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if case["engine"] == "trtllm" and _TRT_ENGINE.search(command):
         # An engine built by trtllm-build (or the 2023 build.py), run by the C++ runtime.
         dep.settings = {**dep.settings, "backend": Sourced("tensorrt", SPAN)}
+        built = _build_flags(command)
+        if "max_input_len" in built:
+            dep.settings = {**dep.settings, "max-input-len": s(built["max_input_len"])}
+        if "max_output_len" in built and dep.max_model_len is None:
+            # build.py's engines hold max_input_len + max_output_len tokens a sequence.
+            total = built.get("max_input_len", BUILD_PY_MAX_INPUT_LEN) + built["max_output_len"]
+            dep.max_model_len = s(total)
     if "--enable-dp-attention" in command:
         dep.settings = {**dep.settings, "enable-dp-attention": Sourced(True, SPAN)}
         dp = re.search(r"--dp(?:-size)? (\d+)", command)
@@ -299,6 +326,14 @@ _TRT_ENGINE = re.compile(
     r"trtllm-build|/build\.py|Loaded engine size|Engine version|--backend[ =]tensorrt|"
     r"gptManagerBenchmark|bytes for k/v cache|tokens in paged KV cache\.|tensorrt_llm_model_name"
 )
+
+
+# The build flags a quoted build.py or trtllm-build command writes.
+_BUILD_FLAG = re.compile(r"--(max_input_len|max_output_len)[ =](\d+)")
+
+
+def _build_flags(command: str) -> dict[str, int]:
+    return {m.group(1): int(m.group(2)) for m in _BUILD_FLAG.finditer(command)}
 
 
 def _number(value: Any) -> float | None:

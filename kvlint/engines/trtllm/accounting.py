@@ -39,6 +39,7 @@ from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
 from kvlint.engines.trtllm import defaults as D
 from kvlint.engines.trtllm.effective import TrtllmSettled
+from kvlint.engines.trtllm.effective import built_by_build_py
 from kvlint.engines.trtllm.facts import FACTS
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
@@ -79,6 +80,18 @@ def activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
     fused gate/up output and its activation, in 16 bits (first principles, not fitted)."""
     intermediate = (spec.intermediate_size or 4 * spec.hidden_size) // max(1, tp)
     return tokens * (3 * intermediate + 4 * spec.hidden_size) * 2
+
+
+def engine_activation_bytes(spec: ModelSpec, tokens: int, tp: int) -> int:
+    """The activation memory of an engine the 0.5-0.7 build.py scripts built, for its token
+    profile: TensorRT keeps one decoder block's live tensors at the profile's largest shape
+    (docs/source/reference/memory.md: memory is reused across blocks and tensors). In the
+    0.5.0 graph (tensorrt_llm/layers/mlp.py GatedMLP.forward: fc, its activation, gate, then
+    their product into proj) the widest moment holds the activated fc output, the gate output
+    and their product (3 x intermediate) beside the residual stream (hidden), in 16 bits;
+    attention's q/k/v and output are narrower, and context FMHA keeps its workspace small."""
+    intermediate = (spec.intermediate_size or 4 * spec.hidden_size) // max(1, tp)
+    return tokens * (3 * intermediate + spec.hidden_size) * 2
 
 
 def decoder_bytes(spec: ModelSpec, batch: int, beams: int, max_seq_len: int) -> int:
@@ -187,7 +200,10 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
         held = D.CONTEXT_BYTES if tp * pp == 1 else D.CONTEXT_BYTES_MULTI_GPU
         batch = s.max_num_seqs.value if s.max_num_seqs is not None else D.MAX_BATCH_SIZE
         tokens = s.max_num_batched_tokens.value if s.max_num_batched_tokens else D.MAX_NUM_TOKENS
-        held += activation_bytes(spec, tokens, tp)
+        if built_by_build_py(s.backend, s.version_numbers):
+            held += engine_activation_bytes(spec, tokens, tp)
+        else:
+            held += activation_bytes(spec, tokens, tp)
         if s.backend == "tensorrt":
             held += decoder_bytes(spec, batch, s.beam_width, context)
         # The pool is a share of cudaMemGetInfo's free memory: other residents come off it.
@@ -213,7 +229,8 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
                 refusal=Refusal.WEIGHTS,
                 error=(
                     f"CUDA out of memory loading the weights: {weights / GiB:.2f} GiB per GPU "
-                    f"beside {held / GiB:.2f} GiB of runtime buffers, of {total / GiB:.2f} GiB"
+                    f"beside {held / GiB:.2f} GiB of activations and runtime buffers, "
+                    f"of {total / GiB:.2f} GiB"
                 ),
             )
         free = total - held - weights

@@ -36,3 +36,18 @@ BACKEND = "pytorch"
 # the engine, its execution context, runtime buffers and decoder on an H100), not fitted.
 CONTEXT_BYTES = round(0.6 * GiB)
 CONTEXT_BYTES_MULTI_GPU = round(1.0 * GiB)
+
+# Engines built by the per-model examples/<model>/build.py scripts (0.5 to 0.7), read at
+# NVIDIA/TensorRT-LLM release/0.5.0 (98e78cc):
+# * tensorrt_llm/models/generation_mixin.py prepare_basic_inputs: with max_num_tokens unset the
+#   engine's token profile is max_input_len x max_batch_size (max(that, max_beam_width x
+#   max_batch_size) with one profile), and TensorRT sizes the activation memory for it
+#   (docs/source/reference/memory.md: "If max_num_tokens is not specified, the max number of
+#   input tokens will be derived as max_batch_size*max_input_len");
+# * examples/llama/build.py: --max_input_len defaults to 2048, --max_output_len to 512;
+# * the Triton backend (triton-inference-server/tensorrtllm_backend v0.5.0 to v0.7.1,
+#   inflight_batcher_llm/src): "kv_cache_free_gpu_mem_fraction is not specified, will use
+#   default value of 0.85"; from v0.8.0 the default is 0.9.
+BUILD_PY_BEFORE = (0, 8)
+BUILD_PY_MAX_INPUT_LEN = 2048
+OLD_RUNTIME_FREE_GPU_MEMORY_FRACTION = 0.85

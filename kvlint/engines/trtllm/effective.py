@@ -57,6 +57,7 @@ def read(dep: Deployment) -> Request:
             "fail-fast": dep.settings.get("fail-fast-on-attention-window-too-large"),
             "enable-attention-dp": dep.settings.get("enable-attention-dp"),
             "max-beam-width": dep.settings.get("max-beam-width"),
+            "max-input-len": dep.settings.get("max-input-len"),
         },
     )
 
@@ -79,6 +80,11 @@ def tokens_per_block(backend: str, release: tuple[int, ...] | None) -> int:
     if backend == "tensorrt" and release is not None and release < D.OLD_ENGINES_BEFORE:
         return D.TOKENS_PER_BLOCK_OLD_ENGINES
     return D.TOKENS_PER_BLOCK
+
+
+def built_by_build_py(backend: str, release: tuple[int, ...] | None) -> bool:
+    """An engine of the 0.5-0.7 releases, built by an examples/<model>/build.py script."""
+    return backend == "tensorrt" and release is not None and release < D.BUILD_PY_BEFORE
 
 
 def checkpoint_cache_dtype(model: ModelSpec) -> str | None:
@@ -104,11 +110,25 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
         context = Sourced(derived, here, default=True)
         notes.append(f"default max_seq_len {context.value:,} (the model's)")
     batch = req.max_num_seqs or Sourced(D.MAX_BATCH_SIZE, here, default=True)
-    tokens = req.max_num_batched_tokens or Sourced(D.MAX_NUM_TOKENS, here, default=True)
+    beams = plain(req.extra("max-beam-width"))
+    beam_width = beams if isinstance(beams, int) and beams > 0 else D.MAX_BEAM_WIDTH
+    build_py = built_by_build_py(backend, release)
+    tokens = req.max_num_batched_tokens
+    if tokens is None and build_py:
+        written = plain(req.extra("max-input-len"))
+        input_len = written if isinstance(written, int) else D.BUILD_PY_MAX_INPUT_LEN
+        profile = max(input_len * batch.value, beam_width * batch.value)
+        tokens = Sourced(profile, here, default=True)
+        notes.append(
+            f"engine profiled for max_batch_size x max_input_len = {profile:,} tokens "
+            "(build.py before 0.8, max_num_tokens unset)"
+        )
+    tokens = tokens or Sourced(D.MAX_NUM_TOKENS, here, default=True)
     fraction = req.memory_fraction
     if fraction is None:
-        fraction = Sourced(D.FREE_GPU_MEMORY_FRACTION, here, default=True)
-        notes.append(f"default free_gpu_memory_fraction {D.FREE_GPU_MEMORY_FRACTION:g}")
+        share = D.OLD_RUNTIME_FREE_GPU_MEMORY_FRACTION if build_py else D.FREE_GPU_MEMORY_FRACTION
+        fraction = Sourced(share, here, default=True)
+        notes.append(f"default free_gpu_memory_fraction {share:g}")
     cache = req.kv_cache_dtype
     cache_dtype = (
         Sourced(str(cache.value).lower(), cache.span, cache.raw)
@@ -128,7 +148,6 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
     types, cache_note = storage(stored, computed_dtype(req.dtype, model))
     block = req.block_size or Sourced(tokens_per_block(backend, release), here, default=True)
     max_tokens = plain(req.extra("kv-cache-config.max-tokens"))
-    beams = plain(req.extra("max-beam-width"))
     return TrtllmSettled(
         **given(
             FACTS, req, model, gpu, spec=model, version=version, derived=derived, numbers=release
@@ -153,5 +172,5 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> TrtllmSettle
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         fail_fast=switch(req.extra("fail-fast")),
         attention_dp=switch(req.extra("enable-attention-dp")),
-        beam_width=beams if isinstance(beams, int) and beams > 0 else D.MAX_BEAM_WIDTH,
+        beam_width=beam_width,
     )
