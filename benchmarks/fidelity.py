@@ -29,6 +29,8 @@ No source in ``RESERVED.md`` is read: the loader refuses a corpus that holds one
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import re
 import statistics
@@ -300,6 +302,8 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if _V0_ENGINE in command:
         # The engine says it runs V0 on a V1 release: the environment's VLLM_USE_V1=0.
         dep.env = {**dep.env, "VLLM_USE_V1": Sourced("0", SPAN)}
+    for key, value in _paging_settings(case, command).items():
+        dep.settings = {**dep.settings, key: Sourced(value, SPAN)}
     dcp = re.search(r"(?:--decode-context-parallel-size|-dcp)[ =](\d+)", command)
     if dcp:
         dep.settings = {**dep.settings, "decode-context-parallel-size": s(int(dcp.group(1)))}
@@ -318,6 +322,34 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
         dp = re.search(r"--dp(?:-size)? (\d+)", command)
         dep.data_parallel_size = s(int(dp.group(1)) if dp else None)
     return dep
+
+
+# The settings vLLM's "non-default args" line prints that page a hybrid's state: the case's own
+# fields first (a source that states them in prose or a compose file), else the logged line.
+_ARG_PATTERNS = {
+    "enable-prefix-caching": r"'enable_prefix_caching': (True|False)",
+    "mamba-ssm-cache-dtype": r"'mamba_ssm_cache_dtype': '(\w+)'",
+    "mamba-cache-dtype": r"'mamba_cache_dtype': '(\w+)'",
+    "mamba-cache-mode": r"'mamba_cache_mode': '(\w+)'",
+}
+
+
+def _paging_settings(case: dict[str, Any], command: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, pattern in _ARG_PATTERNS.items():
+        match = re.search(pattern, command)
+        if match:
+            text = match.group(1)
+            found[key] = {"True": True, "False": False}.get(text, text)
+    spec = re.search(r"'speculative_config': (\{[^{}]*\})", command)
+    if spec:
+        with contextlib.suppress(ValueError, SyntaxError):  # a quote cut inside the dict
+            found["speculative-config"] = ast.literal_eval(spec.group(1))
+    if case.get("enable_prefix_caching") is not None:
+        found["enable-prefix-caching"] = case["enable_prefix_caching"]
+    if case.get("speculative_config") is not None:
+        found["speculative-config"] = case["speculative_config"]
+    return found
 
 
 # What a TensorRT-LLM log or command shows of an engine built ahead (the C++ runtime, not the

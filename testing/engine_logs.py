@@ -50,6 +50,8 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "quantization": (str,),
     "block_size": (int,),
     "enforce_eager": (bool,),
+    "enable_prefix_caching": (bool,),
+    "speculative_config": (dict,),
     "logged": (dict,),
     "co_resident": (list,),
     "quotes": (list,),

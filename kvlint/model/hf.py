@@ -204,6 +204,8 @@ def _build(
         vision_param_count=estimate_vision_params(top, shape.hidden_size),
         source=source,
         notes=tuple(notes),
+        ssm_state_dtype=cfg.opt_str("mamba_ssm_dtype") or cfg.opt_str("mamba_ssm_cache_dtype"),
+        mtp_layers=cfg.opt_int_of(("mtp_num_hidden_layers", "num_nextn_predict_layers")),
     )
 
 

@@ -39,6 +39,9 @@ class LayerSpec:
     K=V-shared layers store a single tensor, so ``head_dim_v`` is 0 there. ``window`` is the
     sliding window or chunk size of bounded layers; ``state_elements`` the per-sequence state of
     linear-attention / Mamba layers, stored in the model dtype unless the engine says otherwise.
+    ``conv_elements`` is the conv state's share of it (engines may store it in another dtype
+    than the recurrent state) and ``conv_width`` the values one more conv row holds (vLLM adds
+    a row per speculative token; 0 where it adds none).
     """
 
     kind: CacheKind
@@ -47,6 +50,8 @@ class LayerSpec:
     head_dim_v: int = 0
     window: int | None = None
     state_elements: int = 0
+    conv_elements: int = 0
+    conv_width: int = 0
 
     @property
     def elements_per_token(self) -> int:
@@ -116,6 +121,13 @@ class ModelSpec:
     # The head_dim a config.json wrote as hidden_size / KV heads (the cancelling formula, in a
     # shape no published checkpoint has); ``head_dim`` is then hidden_size / query heads.
     config_head_dim: int | None = None
+    # The recurrent-state dtype the config states (``mamba_ssm_dtype``, Nemotron-H's
+    # ``mamba_ssm_cache_dtype``); engines decide whether they honour it.
+    ssm_state_dtype: str | None = None
+    # Multi-token-prediction layers the checkpoint ships (``mtp_num_hidden_layers``,
+    # ``num_nextn_predict_layers``; None when the config does not say): an MTP drafter runs
+    # them, each with an attention cache of its own.
+    mtp_layers: int | None = None
 
     @property
     def num_layers(self) -> int:

@@ -34,9 +34,12 @@ from kvlint.engines.vllm.memory import CONSTANTS
 from kvlint.engines.vllm.memory import MemoryConstants
 from kvlint.engines.vllm.memory import Overheads
 from kvlint.engines.vllm.memory import overheads
+from kvlint.engines.vllm.paging import PagedLayer
 from kvlint.engines.vllm.paging import StageLayout
+from kvlint.engines.vllm.paging import draft_layers
 from kvlint.engines.vllm.paging import paged_layer
 from kvlint.engines.vllm.paging import stage_layout
+from kvlint.engines.vllm.paging import state_paging
 from kvlint.estimate import BORDERLINE
 from kvlint.estimate import REFUSES
 from kvlint.estimate import STARTS
@@ -46,6 +49,7 @@ from kvlint.estimate import PoolCause
 from kvlint.estimate import Refusal
 from kvlint.estimate import verdict_of
 from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.storage import CacheTypes
 from kvlint.units import GiB
@@ -84,23 +88,40 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
     layouts: list[StageLayout] = []
     indexer = SPARSE_MLA_INDEXER_BYTES if spec.model_type in SPARSE_MLA_MODEL_TYPES else 0
     assert s.block_size is not None
-    # A model repeats a few layer shapes: each is paged once.
-    pages = [
-        paged_layer(
+    block_size = s.block_size.value
+    state = state_paging(
+        types,
+        conv_dtype=s.mamba_cache_dtype,
+        ssm_dtype=s.mamba_ssm_cache_dtype,
+        speculative_tokens=s.speculative_tokens,
+        cache_mode=s.mamba_cache_mode,
+    )
+
+    def paged(layer: LayerSpec) -> PagedLayer | None:
+        return paged_layer(
             layer,
             types,
             tp=s.tp,
-            block_size=s.block_size.value,
+            block_size=block_size,
             cache_dtype=s.cache_dtype.value,
             hybrid_enabled=s.hybrid_kv_cache,
             indexer_bytes=indexer,
+            state=state,
         )
-        for layer, _ in spec.layer_shapes
+
+    # A model repeats a few layer shapes: each is paged once.
+    pages = [paged(layer) for layer, _ in spec.layer_shapes]
+    # An MTP drafter's layers run on the last stage, in the target's KV cache groups.
+    drafts = [
+        paged(layer) for layer in draft_layers(spec, s.speculative_method, s.speculative_tokens)
     ]
     shapes = spec.shape_indexes
-    for start, end in pp_layer_ranges(spec.num_layers, s.pp):
-        paged = [pages[i] for i in shapes[start:end]]
-        layouts.append(stage_layout([p for p in paged if p is not None]))
+    ranges = pp_layer_ranges(spec.num_layers, s.pp)
+    for stage, (start, end) in enumerate(ranges):
+        stage_pages = [pages[i] for i in shapes[start:end]]
+        if stage == len(ranges) - 1:
+            stage_pages.extend(drafts)
+        layouts.append(stage_layout([p for p in stage_pages if p is not None]))
     return layouts
 
 

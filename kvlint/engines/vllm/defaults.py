@@ -171,3 +171,50 @@ def vllm_block_size(
     ):
         return 128
     return 64
+
+
+# Recurrent (Mamba / linear-attention) state in vLLM's V1 paging, read from the source of the
+# current line (vllm/v1/kv_cache_interface.py MambaSpec, vllm/model_executor/models/config.py
+# MambaModelConfig / Qwen3_5ForConditionalGenerationConfig / NemotronHForCausalLMConfig,
+# vllm/model_executor/layers/mamba/mamba_utils.py) and settled on logs (tests/engines/vllm/
+# recurrent_test.py):
+# * a request holds 1 + num_speculative_tokens state blocks ("none" mode), 2 +
+#   num_speculative_tokens with prefix caching ("align" mode: the running state and the last
+#   block-aligned one), cdiv(max_model_len, block_size) in "all" mode;
+# * prefix caching on a hybrid turns "none" into "align" ("all" for models declaring Mamba
+#   prefix caching; kvlint takes "all" only when a file sets --mamba-cache-mode all). Align mode
+#   is vllm-project/vllm#30877 ([V1][Hybrid] Mamba Prefix Caching with align mode, opened
+#   2025-12-17), taken as shipping from 0.14; prefix caching stays opt-in for hybrids until
+#   0.28 ("hybrid prefix caching is now enabled by default", vllm-project/vllm-metal#651 for
+#   vLLM 0.28.0; vllm-project/vllm#46778 of 2026-06 still calls it opt-in).
+VLLM_MAMBA_ALIGN_SINCE = (0, 14)
+VLLM_HYBRID_PREFIX_CACHING_DEFAULT_SINCE = (0, 28)
+# Model types whose vLLM config class sets mamba_ssm_cache_dtype from the checkpoint when the
+# flag is auto: Qwen3.5 / 3.6 (Qwen3_5ForConditionalGenerationConfig: the text config's
+# mamba_ssm_dtype) and Nemotron-H (NemotronHForCausalLMConfig: mamba_ssm_cache_dtype, else
+# float32, "Only `float32` is known to have no accuracy issues by default").
+SSM_DTYPE_FROM_CONFIG = {
+    "qwen3_5": None,
+    "qwen3_5_moe": None,
+    "nemotron_h": "float32",
+}
+
+
+def vllm_mamba_cache_mode(version: tuple[int, ...], prefix_caching: bool, asked: str | None) -> str:
+    """``mamba_cache_mode`` as MambaModelConfig.verify_and_update_config leaves it: "none"
+    without prefix caching, else the mode asked or "align"."""
+    if not prefix_caching or version < VLLM_MAMBA_ALIGN_SINCE:
+        return "none"
+    if asked in ("align", "all"):
+        return asked
+    return "align"
+
+
+def vllm_ssm_cache_dtype(model_type: str, config_dtype: str | None, asked: str | None) -> str:
+    """``mamba_ssm_cache_dtype``: the flag when not auto, else the model's config class's pick,
+    else auto (the conv state's dtype)."""
+    if asked and asked.strip().lower() != "auto":
+        return asked.strip().lower()
+    if model_type in SSM_DTYPE_FROM_CONFIG:
+        return config_dtype or SSM_DTYPE_FROM_CONFIG[model_type] or "auto"
+    return "auto"

@@ -9,6 +9,7 @@ the version and GPU filled in (``vllm/engine/arg_utils.py``, ``vllm/config/cache
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,15 @@ class VllmSettled(Settled):
     auto_max_model_len: bool = False  # -1 / auto: the current line shrinks it to fit
     num_gpu_blocks_override: int | None = None
     v0_engine: bool = False  # the V0 engine runs (defaults.vllm_v0)
+    # Recurrent-state paging (defaults.vllm_mamba_cache_mode): prefix caching as it runs, the
+    # Mamba cache mode, the speculative tokens per step and the method proposing them, the conv
+    # and recurrent state dtypes ("auto": the model dtype; the recurrent one follows the conv).
+    prefix_caching: bool = False
+    mamba_cache_mode: str = "none"
+    speculative_tokens: int = 0
+    speculative_method: str | None = None
+    mamba_cache_dtype: str = "auto"
+    mamba_ssm_cache_dtype: str = "auto"
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
     @property
@@ -135,6 +145,12 @@ def read(dep: Deployment) -> Request:
             "cpu-offload-gb": dep.settings.get("cpu-offload-gb"),
             "enforce-eager": dep.settings.get("enforce-eager"),
             "decode-context-parallel-size": dep.settings.get("decode-context-parallel-size"),
+            "enable-prefix-caching": dep.settings.get("enable-prefix-caching"),
+            "speculative-config": dep.settings.get("speculative-config"),
+            "num-speculative-tokens": dep.settings.get("num-speculative-tokens"),
+            "mamba-cache-dtype": dep.settings.get("mamba-cache-dtype"),
+            "mamba-ssm-cache-dtype": dep.settings.get("mamba-ssm-cache-dtype"),
+            "mamba-cache-mode": dep.settings.get("mamba-cache-mode"),
         },
     )
 
@@ -232,6 +248,20 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     backend = req.extra("VLLM_ATTENTION_BACKEND") or _sourced_str(req.extra("attention-backend"))
     # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
     types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
+    recurrent = any(layer.state_elements for layer, _ in spec.layer_shapes)
+    prefix = req.extra("enable-prefix-caching")
+    if prefix is not None:
+        prefix_caching = switch(prefix)
+    else:
+        # V1 caches prefixes by default; hybrids with a recurrent state only from 0.28.
+        prefix_caching = not recurrent or numbers >= D.VLLM_HYBRID_PREFIX_CACHING_DEFAULT_SINCE
+    spec_method, spec_tokens = _speculative(req)
+    mode = req.extra("mamba-cache-mode")
+    mamba_cache_mode = D.vllm_mamba_cache_mode(
+        numbers, prefix_caching, str(mode.value).strip().lower() if mode else None
+    )
+    conv_dtype = req.extra("mamba-cache-dtype")
+    ssm_dtype = req.extra("mamba-ssm-cache-dtype")
 
     return VllmSettled(
         **given(
@@ -273,7 +303,40 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         v0_engine=v0,
         defaulted=tuple(defaulted),
         decode_context_parallel=_dcp(req),
+        prefix_caching=prefix_caching,
+        mamba_cache_mode=mamba_cache_mode,
+        speculative_tokens=spec_tokens,
+        speculative_method=spec_method,
+        mamba_cache_dtype=str(conv_dtype.value).strip().lower() if conv_dtype else "auto",
+        mamba_ssm_cache_dtype=D.vllm_ssm_cache_dtype(
+            spec.model_type, spec.ssm_state_dtype, str(ssm_dtype.value) if ssm_dtype else None
+        ),
     )
+
+
+def _speculative(req: Request) -> tuple[str | None, int]:
+    """``--speculative-config`` (a JSON object, or the mapping a config file writes): the
+    method and ``num_speculative_tokens``; ``--num-speculative-tokens`` of older releases."""
+    value = req.extra("speculative-config")
+    config: Any = value.value if value is not None else None
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except ValueError:
+            config = None
+    method: str | None = None
+    tokens: Any = None
+    if isinstance(config, dict):
+        method = str(config["method"]).strip().lower() if config.get("method") else None
+        tokens = config.get("num_speculative_tokens")
+    older = req.extra("num-speculative-tokens")
+    if tokens is None and older is not None:
+        tokens = older.value
+    if isinstance(tokens, str) and tokens.strip().isdigit():
+        tokens = int(tokens)
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or not 0 < tokens <= 64:
+        return method, 0
+    return method, tokens
 
 
 def _dcp(req: Request) -> int:

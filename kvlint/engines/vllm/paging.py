@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
+from kvlint.arith.dtypes import cache_types
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
+from kvlint.model.spec import ModelSpec
+from kvlint.storage import CacheDtype
 from kvlint.storage import CacheTypes
 
 # fp8_ds_mla stores 656 bytes per token and nvfp4_ds_mla 352 (mla_attention.py).
@@ -30,6 +33,9 @@ class PagedLayer(NamedTuple):
     page_bytes: int  # one block of this layer
     block_size: int  # tokens per block (1 for mamba: a block is one state)
     window: int | None = None
+    # Mamba: the state blocks one request holds (MambaSpec.max_memory_usage_bytes: 1 +
+    # speculative tokens, 2 + them in "align" mode); 0 in "all" mode, one per block of tokens.
+    state_blocks: int = 1
 
     def blocks_per_request(self, max_model_len: int, in_flight: int, old: bool) -> int:
         """``cdiv(max_memory_usage_bytes, page_size_bytes)`` for one request of full length.
@@ -38,7 +44,7 @@ class PagedLayer(NamedTuple):
         in 0.11, ``max_concurrent_batches x max_num_batched_tokens`` now.
         """
         if self.kind == "mamba":
-            return 1
+            return self.state_blocks or ceil_div(max_model_len, self.block_size)
         if self.kind == "sliding" and self.window:
             tokens = min(self.window - 1 + in_flight, max_model_len)
             return ceil_div(tokens, self.block_size) + 1
@@ -99,6 +105,27 @@ class StageLayout(NamedTuple):
         return self.bytes_per_block * self.blocks_per_request(max_model_len, in_flight, old)
 
 
+class StatePaging(NamedTuple):
+    """How vLLM stores one request's recurrent state: the conv and recurrent (SSM) dtypes
+    (``mamba_cache_dtype``, ``mamba_ssm_cache_dtype``), the speculative tokens (one more conv
+    row each, ``conv_kernel - 1 + num_spec``) and the state blocks a request holds."""
+
+    conv: CacheDtype
+    ssm: CacheDtype
+    speculative_tokens: int = 0
+    blocks: int = 1  # 0: "all" mode, a state per block of tokens
+
+    def page_bytes(self, layer: LayerSpec, tp: int) -> int:
+        """``MambaSpec.page_size_bytes`` on one of ``tp`` ranks: each state tensor's shape
+        (conv dim and heads split over the ranks) times its dtype's size."""
+        tp = max(1, tp)
+        if not layer.conv_elements:  # no split known: the whole state in the conv dtype
+            return max(1, self.conv.bytes_for(layer.state_elements) // tp)
+        conv = layer.conv_elements + self.speculative_tokens * layer.conv_width
+        temporal = layer.state_elements - layer.conv_elements
+        return max(1, self.conv.bytes_for(conv // tp) + self.ssm.bytes_for(temporal // tp))
+
+
 def paged_layer(
     layer: LayerSpec,
     types: CacheTypes,
@@ -108,18 +135,20 @@ def paged_layer(
     cache_dtype: str,
     hybrid_enabled: bool,
     indexer_bytes: int = 0,
+    state: StatePaging | None = None,
 ) -> PagedLayer | None:
     """The vLLM spec of one model layer on one GPU (None for layers without their own cache).
 
     ``indexer_bytes`` is DeepSeek sparse attention's indexer key cache per token, counted in
-    the layer's page (vLLM keeps it as its own cache layer beside the MLA latent).
+    the layer's page (vLLM keeps it as its own cache layer beside the MLA latent). ``state``
+    says how recurrent layers are stored (the model dtype, one block a request, when None).
     """
     if layer.kind in (CacheKind.SHARED, CacheKind.NONE):
         return None
     if layer.kind is CacheKind.STATE:
-        # Mamba / linear-attention state: heads are split across TP ranks.
-        page = max(1, types.state.bytes_for(layer.state_elements) // max(1, tp))
-        return PagedLayer("mamba", page, 1)
+        # Mamba / linear-attention state: conv channels and heads are split across TP ranks.
+        paging = state or StatePaging(types.state, types.state)
+        return PagedLayer("mamba", paging.page_bytes(layer, tp), 1, state_blocks=paging.blocks)
     if layer.kind is CacheKind.MLA:
         # One latent vector, heads never split (get_num_kv_heads() == 1 under MLA).
         per_token = _MLA_STATE_BYTES.get(cache_dtype) or types.k.bytes_for(layer.head_dim_k)
@@ -153,7 +182,12 @@ def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
             block = _KERNEL_ALIGNMENT * ceil_div(largest_state, _KERNEL_ALIGNMENT * per_token)
             block = max(block, layer.block_size)
             raised.append(layer._replace(block_size=block, page_bytes=per_token * block))
-        layers = raised
+        # "all" mode keeps a state per attention block (mamba_block_size = block_size).
+        attention = min((x.block_size for x in raised if x.kind != "mamba"), default=1)
+        layers = [
+            x._replace(block_size=attention) if x.kind == "mamba" and not x.state_blocks else x
+            for x in raised
+        ]
     largest = max(layer.page_bytes for layer in layers)
     unified: list[PagedLayer] = []
     for layer in layers:
@@ -196,3 +230,49 @@ def stage_layout(layers: list[PagedLayer]) -> StageLayout:
 
 def _distinct(layers: list[PagedLayer]) -> tuple[tuple[PagedLayer, int], ...]:
     return tuple(Counter(layers).items())
+
+
+def state_paging(
+    types: CacheTypes,
+    *,
+    conv_dtype: str,
+    ssm_dtype: str,
+    speculative_tokens: int,
+    cache_mode: str,
+) -> StatePaging:
+    """The recurrent-state storage of one deployment (mamba_utils.py ``_mamba_state_dtype``:
+    the conv state in ``mamba_cache_dtype``, auto the model dtype; the recurrent state in
+    ``mamba_ssm_cache_dtype``, auto the conv state's; kv_cache_interface.py MambaSpec for the
+    blocks a request holds)."""
+    conv = types.state if conv_dtype == "auto" else _state_dtype(conv_dtype, types.state)
+    ssm = conv if ssm_dtype == "auto" else _state_dtype(ssm_dtype, conv)
+    blocks = {"all": 0, "align": 2 + speculative_tokens}.get(cache_mode, 1 + speculative_tokens)
+    return StatePaging(conv, ssm, speculative_tokens, blocks)
+
+
+def _state_dtype(name: str, fallback: CacheDtype) -> CacheDtype:
+    try:
+        return cache_types(name, fallback.name).k
+    except ValueError:  # a spelling no state dtype has: the model dtype, as before
+        return fallback
+
+
+# Families whose MTP module vLLM builds with one layer when the config does not say
+# (qwen3_next_mtp.py / qwen3_5_mtp.py; Qwen's checkpoints ship ``mtp.layers.0``).
+_ONE_MTP_LAYER = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
+
+
+def draft_layers(spec: ModelSpec, method: str | None, tokens: int) -> tuple[LayerSpec, ...]:
+    """The cache layers a drafter adds to the target's groups: an MTP drafter runs the
+    checkpoint's own MTP layers, each with an attention cache shaped like the model's full
+    attention (Nemotron-H's MTP block is ``*E``: one attention layer). Draft models of their
+    own (EAGLE, DFlash, draft_model) are not in the ModelSpec: none counted here."""
+    if not tokens or method is None or not method.endswith("mtp"):
+        return ()
+    count = spec.mtp_layers
+    if count is None:
+        count = 1 if spec.model_type in _ONE_MTP_LAYER else 0
+    attention = [layer for layer in spec.layers if layer.kind in (CacheKind.FULL, CacheKind.MLA)]
+    if not count or not attention:
+        return ()
+    return (attention[-1],) * count

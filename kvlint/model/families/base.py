@@ -11,6 +11,7 @@ from typing import Protocol
 
 from kvlint.errors import KvlintError
 from kvlint.finding import Span
+from kvlint.model.families.states import RecurrentState
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.units import INT64_MAX
@@ -296,7 +297,7 @@ def layers_from_types(
     shape: Shape,
     types: Sequence[str],
     *,
-    states: Mapping[str, int] | None = None,
+    states: Mapping[str, RecurrentState] | None = None,
 ) -> list[LayerSpec]:
     """Layers named by transformers' ``layer_types`` (full / sliding / chunked attention).
 
@@ -306,7 +307,7 @@ def layers_from_types(
     layers: list[LayerSpec] = []
     for kind in types:
         if states is not None and kind in states:
-            layers.append(LayerSpec(CacheKind.STATE, state_elements=states[kind]))
+            layers.append(states[kind].layer())
         elif kind in ("full_attention", "attention", "global_attention"):
             layers.append(full_layer(shape))
         elif kind in ("sliding_attention", "local_attention"):

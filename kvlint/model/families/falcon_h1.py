@@ -8,7 +8,7 @@ from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import full_layer
 from kvlint.model.families.base import read_shape
-from kvlint.model.families.states import mamba2_state_elements
+from kvlint.model.families.states import mamba2_state
 
 
 class FalconH1:
@@ -26,7 +26,7 @@ class FalconH1:
         expand = cfg.opt_int("mamba_expand", minimum=1) or 2
         intermediate = cfg.opt_int("mamba_d_ssm", minimum=1) or expand * shape.hidden_size
         heads = cfg.int_of(("mamba_n_heads",), what="the Mamba head count")
-        state = mamba2_state_elements(
+        state = mamba2_state(
             intermediate_size=intermediate,
             n_groups=cfg.opt_int("mamba_n_groups", minimum=1) or 1,
             num_heads=heads,
@@ -34,7 +34,12 @@ class FalconH1:
             state_size=cfg.opt_int("mamba_d_state", minimum=1) or 256,
             conv_kernel=cfg.opt_int("mamba_d_conv", minimum=1) or 4,
         )
-        layer = replace(full_layer(shape), state_elements=state)
+        layer = replace(
+            full_layer(shape),
+            state_elements=state.elements,
+            conv_elements=state.conv_elements,
+            conv_width=state.conv_width,
+        )
         return Architecture(shape, tuple(layer for _ in range(shape.num_layers)))
 
 

@@ -7,7 +7,8 @@ from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import layers_from_types
 from kvlint.model.families.base import read_layer_types
 from kvlint.model.families.base import read_shape
-from kvlint.model.families.states import mamba2_state_elements
+from kvlint.model.families.states import RecurrentState
+from kvlint.model.families.states import mamba2_state
 
 
 class GraniteHybrid:
@@ -22,11 +23,11 @@ class GraniteHybrid:
     def architecture(self, cfg: ConfigView) -> Architecture:
         shape = read_shape(cfg)
         types = read_layer_types(cfg, shape.num_layers) or ["attention"] * shape.num_layers
-        state = 0
+        state = RecurrentState(0, 0)
         if "mamba" in types:
             intermediate = (cfg.opt_int("mamba_expand", minimum=1) or 2) * shape.hidden_size
             heads = cfg.int_of(("mamba_n_heads",), what="the Mamba head count")
-            state = mamba2_state_elements(
+            state = mamba2_state(
                 intermediate_size=intermediate,
                 n_groups=cfg.opt_int("mamba_n_groups", minimum=1) or 1,
                 num_heads=heads,

@@ -6,9 +6,7 @@ from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import full_layer
 from kvlint.model.families.base import read_shape
-from kvlint.model.families.states import mamba1_state_elements
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import LayerSpec
+from kvlint.model.families.states import mamba1_state
 
 
 class Jamba:
@@ -22,15 +20,13 @@ class Jamba:
         shape = read_shape(cfg)
         period = cfg.opt_int("attn_layer_period", minimum=1) or 8
         offset = cfg.opt_int("attn_layer_offset") or 4
-        state = mamba1_state_elements(
+        state = mamba1_state(
             intermediate_size=(cfg.opt_int("mamba_expand", minimum=1) or 2) * shape.hidden_size,
             state_size=cfg.opt_int("mamba_d_state", minimum=1) or 16,
             conv_kernel=cfg.opt_int("mamba_d_conv", minimum=1) or 4,
         )
         layers = tuple(
-            full_layer(shape)
-            if index % period == offset
-            else LayerSpec(CacheKind.STATE, state_elements=state)
+            full_layer(shape) if index % period == offset else state.layer()
             for index in range(shape.num_layers)
         )
         return Architecture(shape, layers)

@@ -6,17 +6,18 @@ from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Shape
 from kvlint.model.families.base import read_shape
-from kvlint.model.families.states import mamba2_state_elements
+from kvlint.model.families.states import RecurrentState
+from kvlint.model.families.states import mamba2_state as mamba2_shape
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 
 
-def mamba2_state(cfg: ConfigView, hidden: int) -> int:
+def mamba2_state(cfg: ConfigView, hidden: int) -> RecurrentState:
     """One Mamba-2 layer's state (vllm/model_executor/models/nemotron_h.py
     `get_mamba_state_shape_from_config`: intermediate = mamba_num_heads * mamba_head_dim)."""
     heads = cfg.int_of(("mamba_num_heads",), what="the Mamba head count")
     head_dim = cfg.int_of(("mamba_head_dim",), what="the Mamba head size")
-    return mamba2_state_elements(
+    return mamba2_shape(
         intermediate_size=heads * head_dim,
         n_groups=cfg.opt_int("n_groups", minimum=1) or 1,
         num_heads=heads,
@@ -57,7 +58,7 @@ class NemotronH:
             base.num_key_value_heads,
             base.head_dim,
         )
-        state = mamba2_state(cfg, shape.hidden_size) if "M" in pattern else 0
+        state = mamba2_state(cfg, shape.hidden_size) if "M" in pattern else RecurrentState(0, 0)
         layers = tuple(_layer(char, shape, state) for char in pattern)
         return Architecture(shape, layers)
 
@@ -77,9 +78,9 @@ def layer_pattern(cfg: ConfigView) -> str | None:
     return "".join(_BLOCK_CHARS.get(str(name), "?") for name in names)
 
 
-def _layer(char: str, shape: Shape, state: int) -> LayerSpec:
+def _layer(char: str, shape: Shape, state: RecurrentState) -> LayerSpec:
     if char == "M":
-        return LayerSpec(CacheKind.STATE, state_elements=state)
+        return state.layer()
     if char == "*":
         return LayerSpec(CacheKind.FULL, shape.num_key_value_heads, shape.head_dim, shape.head_dim)
     return LayerSpec(CacheKind.NONE)

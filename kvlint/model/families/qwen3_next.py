@@ -7,7 +7,7 @@ from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import layers_from_types
 from kvlint.model.families.base import read_layer_types
 from kvlint.model.families.base import read_shape
-from kvlint.model.families.states import gated_delta_net_state_elements
+from kvlint.model.families.states import gated_delta_net_state
 
 
 class Qwen3Next:
@@ -28,7 +28,7 @@ class Qwen3Next:
             ]
         k_heads = cfg.int_of(("linear_num_key_heads",), what="the linear-attention key heads")
         v_heads = cfg.opt_int("linear_num_value_heads", minimum=1) or k_heads
-        state = gated_delta_net_state_elements(
+        state = gated_delta_net_state(
             num_k_heads=k_heads,
             num_v_heads=v_heads,
             head_k_dim=cfg.opt_int("linear_key_head_dim", minimum=1) or 128,
