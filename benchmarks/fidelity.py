@@ -426,7 +426,12 @@ class Replay:
         return (logged - self.free.available_kv_bytes / GiB) / budget
 
     def tokens_error(self) -> float | None:
-        """vLLM: from the logged memory. SGLang and TGI log no memory: from the GPU alone."""
+        """vLLM: from the logged memory. SGLang and TGI log no memory: from the GPU alone.
+        Not scored where the inputs are not stated (INPUTS_NOT_STATED): r1-distill's memory is
+        the reporter's reading of one worker, and V0 sizes the pool from the smallest worker's
+        (the executor's determine_num_available_blocks takes the minimum)."""
+        if self.case["id"] in INPUTS_NOT_STATED:
+            return None
         logged = _number(self.logged.get("kv_cache_tokens"))
         source = self.pinned if self.case["engine"] == "vllm" else self.free
         if source is None or not logged or source.kv_cache_tokens is None:
