@@ -206,6 +206,7 @@ def _build(
         notes=tuple(notes),
         ssm_state_dtype=cfg.opt_str("mamba_ssm_dtype") or cfg.opt_str("mamba_ssm_cache_dtype"),
         mtp_layers=cfg.opt_int_of(("mtp_num_hidden_layers", "num_nextn_predict_layers")),
+        mamba_chunk_size=cfg.opt_int_of(("mamba_chunk_size", "chunk_size"), minimum=1),
     )
 
 

@@ -128,6 +128,9 @@ class ModelSpec:
     # ``num_nextn_predict_layers``; None when the config does not say): an MTP drafter runs
     # them, each with an attention cache of its own.
     mtp_layers: int | None = None
+    # The Mamba-2 scan's chunk (``mamba_chunk_size``, else ``chunk_size``; vLLM's
+    # ModelConfig.get_mamba_chunk_size), which vLLM aligns blocks to when it caches every state.
+    mamba_chunk_size: int | None = None
 
     @property
     def num_layers(self) -> int:

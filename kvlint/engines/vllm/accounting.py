@@ -95,6 +95,7 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
         ssm_dtype=s.mamba_ssm_cache_dtype,
         speculative_tokens=s.speculative_tokens,
         cache_mode=s.mamba_cache_mode,
+        chunk=spec.mamba_chunk_size or 0,
     )
 
     def paged(layer: LayerSpec) -> PagedLayer | None:

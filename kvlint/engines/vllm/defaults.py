@@ -200,14 +200,23 @@ SSM_DTYPE_FROM_CONFIG = {
 }
 
 
-def vllm_mamba_cache_mode(version: tuple[int, ...], prefix_caching: bool, asked: str | None) -> str:
+# Model types whose vLLM class declares SupportsMambaPrefixCaching, which turns prefix caching
+# into "all" mode instead of "align" (NemotronHForCausalLM in the source of 2026-09).
+MAMBA_ALL_MODE_MODEL_TYPES = frozenset({"nemotron_h"})
+
+
+def vllm_mamba_cache_mode(
+    version: tuple[int, ...], prefix_caching: bool, asked: str | None, model_type: str = ""
+) -> str:
     """``mamba_cache_mode`` as MambaModelConfig.verify_and_update_config leaves it: "none"
-    without prefix caching, else the mode asked or "align"."""
+    without prefix caching, else the mode asked, else "all" for a model that supports it and
+    "align" for the rest ("all" asked of one that does not falls back to "align")."""
     if not prefix_caching or version < VLLM_MAMBA_ALIGN_SINCE:
         return "none"
-    if asked in ("align", "all"):
-        return asked
-    return "align"
+    supports_all = model_type in MAMBA_ALL_MODE_MODEL_TYPES
+    if asked == "align" or (asked == "all" and not supports_all):
+        return "align"
+    return "all" if supports_all else "align"
 
 
 def vllm_ssm_cache_dtype(model_type: str, config_dtype: str | None, asked: str | None) -> str:

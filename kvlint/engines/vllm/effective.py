@@ -258,7 +258,10 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     spec_method, spec_tokens = _speculative(req)
     mode = req.extra("mamba-cache-mode")
     mamba_cache_mode = D.vllm_mamba_cache_mode(
-        numbers, prefix_caching, str(mode.value).strip().lower() if mode else None
+        numbers,
+        prefix_caching,
+        str(mode.value).strip().lower() if mode else None,
+        spec.model_type,
     )
     conv_dtype = req.extra("mamba-cache-dtype")
     ssm_dtype = req.extra("mamba-ssm-cache-dtype")

@@ -7,6 +7,7 @@ Mirrors ``vllm/v1/kv_cache_interface.py`` (page sizes, ``max_memory_usage_bytes`
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import NamedTuple
 
@@ -34,8 +35,10 @@ class PagedLayer(NamedTuple):
     block_size: int  # tokens per block (1 for mamba: a block is one state)
     window: int | None = None
     # Mamba: the state blocks one request holds (MambaSpec.max_memory_usage_bytes: 1 +
-    # speculative tokens, 2 + them in "align" mode); 0 in "all" mode, one per block of tokens.
+    # speculative tokens, 2 + them in "align" mode); 0 in "all" mode, one per block of tokens,
+    # whose block is a multiple of the Mamba chunk (``state_chunk``, 0 when the config is silent).
     state_blocks: int = 1
+    state_chunk: int = 0
 
     def blocks_per_request(self, max_model_len: int, in_flight: int, old: bool) -> int:
         """``cdiv(max_memory_usage_bytes, page_size_bytes)`` for one request of full length.
@@ -114,6 +117,7 @@ class StatePaging(NamedTuple):
     ssm: CacheDtype
     speculative_tokens: int = 0
     blocks: int = 1  # 0: "all" mode, a state per block of tokens
+    chunk: int = 0  # the Mamba chunk size "all" mode aligns the block to (0: not known)
 
     def page_bytes(self, layer: LayerSpec, tp: int) -> int:
         """``MambaSpec.page_size_bytes`` on one of ``tp`` ranks: each state tensor's shape
@@ -148,7 +152,13 @@ def paged_layer(
     if layer.kind is CacheKind.STATE:
         # Mamba / linear-attention state: conv channels and heads are split across TP ranks.
         paging = state or StatePaging(types.state, types.state)
-        return PagedLayer("mamba", paging.page_bytes(layer, tp), 1, state_blocks=paging.blocks)
+        return PagedLayer(
+            "mamba",
+            paging.page_bytes(layer, tp),
+            1,
+            state_blocks=paging.blocks,
+            state_chunk=paging.chunk if not paging.blocks else 0,
+        )
     if layer.kind is CacheKind.MLA:
         # One latent vector, heads never split (get_num_kv_heads() == 1 under MLA).
         per_token = _MLA_STATE_BYTES.get(cache_dtype) or types.k.bytes_for(layer.head_dim_k)
@@ -169,17 +179,26 @@ def paged_layer(
 def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
     """``unify_kv_cache_spec_page_size``: raise a layer's block size when the largest page is a
     multiple of its page, else pad the page (Mamba, non-MLA attention). With Mamba present vLLM
-    first raises the attention block size until one attention page holds a Mamba state."""
-    mamba = [layer.page_bytes for layer in layers if layer.kind == "mamba"]
+    first raises the attention block size until one attention page holds a Mamba state
+    (``Platform._align_hybrid_block_size``: in multiples of the kernel alignment, the largest
+    of 16 and the block size set; in "all" mode of lcm(Mamba chunk, that alignment))."""
+    mamba = [layer for layer in layers if layer.kind == "mamba"]
     if mamba:
-        largest_state = max(mamba)
+        largest_state = max(layer.page_bytes for layer in mamba)
+        chunk = max(layer.state_chunk for layer in mamba)
+        all_mode = any(not layer.state_blocks for layer in mamba)
         raised: list[PagedLayer] = []
         for layer in layers:
             if layer.kind == "mamba":
                 raised.append(layer)
                 continue
             per_token = max(1, layer.page_bytes // layer.block_size)
-            block = _KERNEL_ALIGNMENT * ceil_div(largest_state, _KERNEL_ALIGNMENT * per_token)
+            alignment = max(_KERNEL_ALIGNMENT, layer.block_size)
+            if all_mode:
+                step = math.lcm(chunk or alignment, alignment)
+                block = step * ceil_div(ceil_div(largest_state, per_token), step)
+            else:
+                block = alignment * ceil_div(largest_state, alignment * per_token)
             block = max(block, layer.block_size)
             raised.append(layer._replace(block_size=block, page_bytes=per_token * block))
         # "all" mode keeps a state per attention block (mamba_block_size = block_size).
@@ -239,6 +258,7 @@ def state_paging(
     ssm_dtype: str,
     speculative_tokens: int,
     cache_mode: str,
+    chunk: int = 0,
 ) -> StatePaging:
     """The recurrent-state storage of one deployment (mamba_utils.py ``_mamba_state_dtype``:
     the conv state in ``mamba_cache_dtype``, auto the model dtype; the recurrent state in
@@ -247,7 +267,7 @@ def state_paging(
     conv = types.state if conv_dtype == "auto" else _state_dtype(conv_dtype, types.state)
     ssm = conv if ssm_dtype == "auto" else _state_dtype(ssm_dtype, conv)
     blocks = {"all": 0, "align": 2 + speculative_tokens}.get(cache_mode, 1 + speculative_tokens)
-    return StatePaging(conv, ssm, speculative_tokens, blocks)
+    return StatePaging(conv, ssm, speculative_tokens, blocks, chunk)
 
 
 def _state_dtype(name: str, fallback: CacheDtype) -> CacheDtype:

@@ -23,6 +23,7 @@ from kvlint.engines.vllm.paging import StatePaging
 from kvlint.engines.vllm.paging import draft_layers
 from kvlint.estimate import EngineEstimate
 from kvlint.model.families.states import gated_delta_net_state
+from kvlint.model.families.states import mamba2_state
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
@@ -115,6 +116,10 @@ REAL: list[tuple[str, str, str, dict[str, Any], dict[str, Any], float, int, floa
         "TP 2, per-token-head int8 scales, MTP 4 in align mode: 2 + 4 state blocks",
     ),
 ]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def _real(
@@ -232,7 +237,7 @@ def test_state_blocks_a_request_holds_by_release(
     )
     assert est.blocks_per_request is not None and est.block_size is not None
     # four groups of four layers: one full-attention group, three state groups
-    attention = -(-8192 // est.block_size)
+    attention = _cdiv(8192, est.block_size)
     assert est.blocks_per_request == attention + 3 * blocks
 
 
@@ -266,3 +271,35 @@ def test_an_mtp_drafter_adds_the_checkpoints_mtp_layers() -> None:
         _FULL,
         _FULL,
     )
+
+
+def test_a_model_caching_every_state_aligns_blocks_to_its_chunk() -> None:
+    # Nemotron-H declares SupportsMambaPrefixCaching: with prefix caching (the default from
+    # 0.28) its state is cached per block ("all" mode), the attention block a multiple of
+    # lcm(chunk_size 128, 16) holding a state, and a request a state block per block of tokens.
+    state = mamba2_state(1024, 2, 16, 64, 64, 4)
+    layers = tuple(_FULL if i % 4 == 3 else state.layer() for i in range(16))
+    spec = with_layers(
+        dense(hidden=1024, heads=8, vocab=32000),
+        layers,
+        model_type="nemotron_h",
+        mamba_chunk_size=128,
+    )
+    s = _settled("0.28.0", spec)
+    assert (s.mamba_cache_mode, s.mamba_ssm_cache_dtype) == ("all", "float32")
+    per_token = 2 * 128 * 2 * 2  # two KV heads of 128, K and V, bf16
+    state_bytes = 3 * (1024 + 2 * 2 * 64) * 2 + 16 * 64 * 64 * 4
+    block = 128 * _cdiv(_cdiv(state_bytes, per_token), 128)
+    est = estimate(
+        deployment(engine_version="0.28.0", max_model_len=8192, kv_cache_memory_bytes=4 * GiB),
+        spec,
+        None,
+    )
+    assert est.block_size == block
+    assert est.blocks_per_request == 4 * _cdiv(8192, block)  # every group, state groups alike
+    # Without prefix caching: the smallest 16-multiple, one state block a request.
+    off = _settled("0.28.0", spec, **{"enable-prefix-caching": False})
+    assert off.mamba_cache_mode == "none"
+    # A model without the marker takes "align" even when "all" is asked.
+    asked = _settled("0.28.0", _hybrid(), **{"mamba-cache-mode": "all"})
+    assert asked.mamba_cache_mode == "align"
