@@ -126,6 +126,22 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
     return layouts
 
 
+def recurrent_note(spec: ModelSpec, s: VllmSettled) -> str | None:
+    """How the recurrent state is paged, for a model that has one."""
+    if not any(layer.state_elements for layer, _ in spec.layer_shapes):
+        return None
+    blocks = {"all": "one per block of tokens", "align": str(2 + s.speculative_tokens)}
+    held = blocks.get(s.mamba_cache_mode, str(1 + s.speculative_tokens))
+    ssm = s.mamba_ssm_cache_dtype if s.mamba_ssm_cache_dtype != "auto" else "the conv dtype"
+    drafts = len(draft_layers(spec, s.speculative_method, s.speculative_tokens))
+    extra = f"; the MTP drafter adds {drafts} attention layer(s)" if drafts else ""
+    return (
+        f"recurrent state: Mamba cache mode {s.mamba_cache_mode} (prefix caching "
+        f"{'on' if s.prefix_caching else 'off'}), {held} state block(s) a request, "
+        f"recurrent state in {ssm}{extra}"
+    )
+
+
 def _check_memory(s: VllmSettled, layout: StageLayout, available: int) -> int:
     """What the start-up check compares with: the current line reserves one block as the
     null block first (``check_memory = avail - bytes_per_block``); 0.11 compares it all."""
@@ -364,6 +380,9 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
     padding = max((layout.padding_layers for layout in layouts), default=0)
     if padding:
         notes.append(f"the hybrid allocator adds {padding} padding layers per stage")
+    held = recurrent_note(spec, s)
+    if held is not None:
+        notes.append(held)
     base = EngineEstimate(
         engine="vllm",
         version=version,

@@ -162,6 +162,10 @@ def test_the_state_terms_move_the_pool_of_the_0_27_log() -> None:
     _, model, version, fields, settings, gib, tokens, _, _ = REAL[0]
     est = _real(model, version, fields, settings, gib)
     assert est.block_size == 784
+    assert (
+        "recurrent state: Mamba cache mode align (prefix caching on), 2 state block(s) a "
+        "request, recurrent state in float32"
+    ) in est.notes
     bf16 = _real(model, version, fields, {**settings, "mamba-ssm-cache-dtype": "bfloat16"}, gib)
     assert bf16.block_size == 400
     no_prefix = _real(model, version, fields, {"enable-prefix-caching": False}, gib)
