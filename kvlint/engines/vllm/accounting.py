@@ -8,7 +8,6 @@ Mirrors ``vllm/v1/worker/gpu_worker.py`` ``determine_available_memory`` (the bud
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
@@ -51,6 +50,7 @@ from kvlint.estimate import verdict_of
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
+from kvlint.record_replace import replace
 from kvlint.storage import CacheTypes
 from kvlint.units import GiB
 from kvlint.versions import version_label
@@ -306,7 +306,9 @@ def estimate(
     three-valued verdict. ``constants`` and ``band`` are the memory model's and the band's
     (the shipped ones by default; the fidelity benchmark refits both without the source it
     predicts)."""
-    point = _point(s, constants)
+    # One paging for the point and the band's ends: only the memory differs between them.
+    layouts = stage_layouts(s.spec, s, s.cache_types) if s.cache_types is not None else []
+    point = _point(s, constants, layouts=layouts)
     if point.fits is None:
         return point
     free_check = _free_check(s, point)
@@ -323,7 +325,7 @@ def estimate(
     for share in (found.low, found.high):
         memory = max(0, round(point.available_kv_bytes + share * budget))
         pinned = replace(s, kv_cache_memory_bytes=Sourced(memory, s.span, default=True))
-        ends.append((memory, _point(pinned, constants)))
+        ends.append((memory, _point(pinned, constants, layouts=layouts, band_end=True)))
     (low, at_low), (high, at_high) = ends
     return replace(
         point,
@@ -365,8 +367,18 @@ def _free_check(s: VllmSettled, point: EngineEstimate) -> str | None:
 _BEFORE_MEMORY = frozenset({Refusal.BEYOND_POSITIONS, Refusal.LAYOUT, Refusal.FREE_MEMORY})
 
 
-def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEstimate:
-    """The point prediction: what vLLM allocates at the model's central figures."""
+def _point(
+    s: VllmSettled,
+    constants: MemoryConstants = CONSTANTS,
+    *,
+    layouts: list[StageLayout] | None = None,
+    band_end: bool = False,
+) -> EngineEstimate:
+    """The point prediction: what vLLM allocates at the model's central figures. ``layouts``
+    are ``s``'s stage layouts when already paged; a ``band_end`` estimate is one end of the
+    band, whose pool, concurrency and verdict alone are read: the figures only the point
+    reports (the length cap's search, the windowed and workload admissions, first principles,
+    the pool cause) are left out."""
     spec, gpu = s.spec, s.gpu
     line = "0.11" if s.old else "current"
     version = version_label(s.numbers)
@@ -376,7 +388,8 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
     notes.extend(f"default {d}" for d in s.defaulted)
     assert s.block_size is not None
     types = s.cache_types
-    layouts = stage_layouts(spec, s, types) if types is not None else []
+    if layouts is None:
+        layouts = stage_layouts(spec, s, types) if types is not None else []
     padding = max((layout.padding_layers for layout in layouts), default=0)
     if padding:
         notes.append(f"the hybrid allocator adds {padding} padding layers per stage")
@@ -525,7 +538,9 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
         error = oom_message(s, needed, avail, estimated_len)
     kv = KvSize(spec, types)
     gpus = s.tp * s.pp
-    first_principles = kv.tokens_fitting(max(0, min(available)) * gpus) if available else None
+    first_principles = (
+        kv.tokens_fitting(max(0, min(available)) * gpus) if available and not band_end else None
+    )
     bytes_per_token = layout.bytes_per_block * groups // max(1, layout.block_size)
     o = stage_overheads[worst]
     caveat = None
@@ -570,10 +585,10 @@ def _point(s: VllmSettled, constants: MemoryConstants = CONSTANTS) -> EngineEsti
         error=error,
         refusal=refusal,
         caveat=caveat,
-        pool_cause=pool_cause(s),
-        windowed_tokens=windowed_tokens(s, types, available),
-        admitted_at=_workload_admission(layout, s, num_blocks),
-        cap_length=cap_length(layout, s, num_blocks) if fits else None,
+        pool_cause=None if band_end else pool_cause(s),
+        windowed_tokens=None if band_end else windowed_tokens(s, types, available),
+        admitted_at=() if band_end else _workload_admission(layout, s, num_blocks),
+        cap_length=cap_length(layout, s, num_blocks) if fits and not band_end else None,
         notes=tuple(notes),
     )
 
