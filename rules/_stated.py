@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 from kvlint.arith.dtypes import cache_dtype
@@ -33,6 +34,20 @@ _WEIGHT_BITS = (
     (re.compile(r"q6_k"), 6),
     (re.compile(r"fp8|int8|w8a|8bit|8-bit|eetq|q8_0"), 8),
 )
+
+
+@lru_cache(maxsize=1024)
+def _named_bits(text: str) -> tuple[float, str] | None:
+    """The nominal bits and name of the first weight format ``text`` names (remembered: a
+    repository names a few models and methods many times)."""
+    lowered = text.lower()
+    for pattern, bits in _WEIGHT_BITS:
+        found = pattern.search(lowered)
+        if found:
+            # The format's nominal bits: a plan that took Q4_K_M (4.85 bits a weight) for its
+            # cache wrote 4 bits, not 4.85.
+            return float(bits), found.group(0).upper()
+    return None
 
 
 class Kind(enum.Enum):
@@ -69,12 +84,9 @@ def weight_bits(dep: Deployment, sizing: Sizing) -> tuple[float, str] | None:
     if dep.model is not None:
         names.append(str(dep.model.value))
     for text in names:
-        for pattern, bits in _WEIGHT_BITS:
-            found = pattern.search(text.lower())
-            if found:
-                # The format's nominal bits: a plan that took Q4_K_M (4.85 bits a weight) for
-                # its cache wrote 4 bits, not 4.85.
-                return float(bits), found.group(0).upper()
+        named = _named_bits(text)
+        if named is not None:
+            return named
     if quant is not None and quant.weight_bits:
         return quant.weight_bits, quant.method.upper()
     return None

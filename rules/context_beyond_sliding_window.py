@@ -61,32 +61,38 @@ class ContextBeyondSlidingWindow(Rule):
             claim, label = written, n.name(sizing, "max_model_len")
         if claim is None:
             return
-        local = [layer for layer in spec.layers if layer.kind.bounded and layer.window]
+        # Each distinct layer once (a model repeats a few shapes), in order of first use.
+        local = [
+            (layer, count)
+            for layer, count in spec.layer_shapes
+            if layer.kind.bounded and layer.window
+        ]
         if not local:
             return
-        window = max(layer.window or 0 for layer in local)
+        window = max(layer.window or 0 for layer, _ in local)
+        windowed = sum(count for _, count in local)
         context = int(claim.value)
         if context <= window:
             return
         model = n.model_name(spec)
-        kind = "chunked-attention" if local[0].kind is CacheKind.CHUNKED else "sliding-window"
+        kind = "chunked-attention" if local[0][0].kind is CacheKind.CHUNKED else "sliding-window"
         numbers = (
             ("context", str(context)),
             ("window", str(window)),
-            (f"{kind} layers", f"{len(local)} of {len(spec.layers)}"),
+            (f"{kind} layers", f"{windowed} of {spec.num_layers}"),
         )
         if spec.every_layer_windowed:
             message = (
                 f"{label} {context} is longer than the {window}-token sliding window of "
-                f"{model}: each of its {len(local)} layers attends to the last {window} tokens "
+                f"{model}: each of its {windowed} layers attends to the last {window} tokens "
                 f"only, so earlier tokens reach it only indirectly through the layers below"
             )
             fix = n.fix(f"Lower {label} to {window}", claim, str(window))
             yield Problem(claim.span, message, fix, numbers)
             return
-        full = sum(1 for layer in spec.layers if layer.kind.grows)
+        full = sum(count for layer, count in spec.layer_shapes if layer.kind.grows)
         message = (
-            f"{label} {context}: {len(local)} of the {len(spec.layers)} layers of {model} are "
+            f"{label} {context}: {windowed} of the {spec.num_layers} layers of {model} are "
             f"{kind} layers that see only the last {window} tokens; only its {full} "
             f"full-attention layers attend to the whole context"
         )

@@ -158,7 +158,7 @@ class ModelSpec:
     @property
     def attention_kind(self) -> str:
         """MHA, GQA, MQA or MLA, as people name it."""
-        if any(layer.kind is CacheKind.MLA for layer in self.layers):
+        if any(layer.kind is CacheKind.MLA for layer, _ in self.layer_shapes):
             return "MLA"
         if self.num_key_value_heads == self.num_attention_heads:
             return "MHA"
@@ -169,13 +169,15 @@ class ModelSpec:
     @property
     def sliding_window(self) -> int | None:
         """The window of the model's sliding layers, when it has any."""
-        windows = [layer.window for layer in self.layers if layer.kind is CacheKind.SLIDING]
+        windows = [
+            layer.window for layer, _ in self.layer_shapes if layer.kind is CacheKind.SLIDING
+        ]
         return max((w for w in windows if w), default=None)
 
     @property
     def every_layer_windowed(self) -> bool:
         return all(
             layer.kind.bounded
-            for layer in self.layers
+            for layer, _ in self.layer_shapes
             if layer.kind not in (CacheKind.SHARED, CacheKind.NONE)
         )
