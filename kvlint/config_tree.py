@@ -79,8 +79,11 @@ class ConfigTree:
         return answer
 
     def _config_for(self, path: Path) -> Path | None:
-        folder = path if path.is_dir() else path.parent
-        key = self._real(folder)
+        if not path.is_dir():
+            # A file's answer is its folder's, kept for the folder's other files (resolving
+            # each file's folder again was most of a walk's config lookups).
+            return self.config_for(path.parent)
+        key = self._real(path)
         # As find_config walks up, but each folder's answer is kept for its children: a walk of
         # 2,000 nested folders looked at every parent of every folder (cubic in the depth).
         climbed: list[Path] = []

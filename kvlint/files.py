@@ -44,16 +44,15 @@ def collect_files(
     in sorted order. Without ``settings_for`` only the default exclusions apply."""
     skip = Exclusions(settings_for)
     out: list[tuple[Path, str]] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
+    reals = _Reals()
     for arg in paths:
         path = Path(arg)
         if path.is_dir():
-            found = sorted(_walk(path, skip), key=lambda p: p.relative_to(path).parts)
+            relative = [(p, p.relative_to(path)) for p in _walk(path, skip)]
+            relative.sort(key=lambda item: item[1].parts)
             # normpath: `kvlint check .` shows `a/x.yaml`, not `./a/x.yaml`, as ruff does
-            items = [
-                (p, shown_name(os.path.normpath(os.path.join(arg, p.relative_to(path)))))
-                for p in found
-            ]
+            items = [(p, shown_name(os.path.normpath(os.path.join(arg, r)))) for p, r in relative]
         elif path.exists():
             if path.name in CONFIG_FILES or (force_exclude and skip.excluded(path, False)):
                 continue
@@ -63,7 +62,7 @@ def collect_files(
             why = "a symlink that loops or points nowhere" if path.is_symlink() else ""
             raise KvlintError(why or "no such file or directory", path=arg)
         for item in items:
-            key = _resolved(item[0])
+            key = reals.of(item[0])
             if key not in seen:
                 seen.add(key)
                 out.append(item)
@@ -99,6 +98,25 @@ def _resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
         return path.absolute()
+
+
+class _Reals:
+    """Files' resolved paths (what tells two names of one file apart), each folder resolved
+    once: a file that is no link itself resolves to its resolved folder and its name, one lstat
+    instead of one per component of the path."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def of(self, path: Path) -> str:
+        text = os.fspath(path)
+        folder, name = os.path.split(text)
+        if not name or name in (".", "..") or os.path.islink(text):
+            return str(_resolved(path))
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = str(_resolved(Path(folder or ".")))
+        return os.path.join(real, name)
 
 
 def _walk(folder: Path, skip: Exclusions) -> Iterator[Path]:
