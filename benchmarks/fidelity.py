@@ -310,6 +310,10 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if case["engine"] == "trtllm" and _TRT_ENGINE.search(command):
         # An engine built by trtllm-build (or the 2023 build.py), run by the C++ runtime.
         dep.settings = {**dep.settings, "backend": Sourced("tensorrt", SPAN)}
+        cap = _CPP_MAX_TOKENS.search(command)
+        if cap:
+            # The C++ runtime's max_tokens_in_paged_kv_cache, as its warning prints it.
+            dep.settings = {**dep.settings, "kv-cache-config.max-tokens": s(int(cap.group(1)))}
         built = _build_flags(command)
         if "max_input_len" in built:
             dep.settings = {**dep.settings, "max-input-len": s(built["max_input_len"])}
@@ -360,6 +364,13 @@ _TRT_ENGINE = re.compile(
 )
 
 
+# The C++ runtime's warning when both are set: "Both freeGpuMemoryFraction (aka
+# kv_cache_free_gpu_mem_fraction) and maxTokens (aka max_tokens_in_paged_kv_cache) are set (to
+# 0.500000 and 2560, respectively)". The PyTorch backend's "Both free_gpu_memory_fraction and
+# max_tokens are set" is not read: it also prints the profiling pass's own estimate.
+_CPP_MAX_TOKENS = re.compile(
+    r"maxTokens \(aka max_tokens_in_paged_kv_cache\) are set \(to [\d.]+ and (\d+)"
+)
 # The build flags a quoted build.py or trtllm-build command writes.
 _BUILD_FLAG = re.compile(r"--(max_input_len|max_output_len)[ =](\d+)")
 
