@@ -55,6 +55,20 @@ REAL: list[tuple[str, str, str, dict[str, Any], dict[str, Any], float, int, floa
         "the fp32 recurrent state (the 784-token block the log sets), align mode's 2 blocks",
     ),
     (
+        # "./qwen36_27B": the log names a local directory; its 784-token block at TP 2 in bf16
+        # is Qwen3.6-27B's (2 KV heads x 256 x 2 x 2 bytes a token, a 1,603,584-byte state).
+        "https://github.com/souspilot/DiscoverPhysicsWIP/blob/"
+        "ff4df16cdb4b4e5c7e3cd5e5555924d7826406a2/logs/vllm.log",
+        "Qwen/Qwen3.6-27B",
+        "0.27.1",
+        {"max_model_len": 65536, "tensor_parallel_size": 2, "block_size": 784},
+        {},
+        44.73,
+        1_407_894,
+        21.48,
+        "0.27 leaves prefix caching off for a hybrid unless asked: one state block a request",
+    ),
+    (
         "noonghunna/club-3090#612",
         "Qwen/Qwen3.6-35B-A3B",
         "0.24.0",
