@@ -195,6 +195,9 @@ class Run:
     # Each file's own Settings, from the nearest config (kvlint.config_tree); absent: `settings`.
     per_file: Mapping[Path, Settings] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # code -> "rule X of 'package'"
+    # (folder, reference) -> whether a file or folder of that name is there: a repository names
+    # a few models from many files in a few folders (a stat each, twice a deployment).
+    on_disk: dict[tuple[Path, str], bool] = field(default_factory=dict)
     load: Loader = load_file
     resolve: Resolver = resolve_reference
     size: Sizer = size_deployment
@@ -543,7 +546,12 @@ def _model_reference(run: Run, ref: str, base_dir: Path) -> tuple[str, Path, tup
         ref = mapped
     # A hub id resolves the same from every folder; a relative path depends on the file's folder.
     local = ref.startswith((".", "/", "~")) or ref.endswith((".json", ".gguf"))
-    return ref, base_dir, (ref, str(base_dir) if local or _exists(base_dir / ref) else "")
+    if not local:
+        there = run.on_disk.get((base_dir, ref))
+        if there is None:
+            there = run.on_disk[(base_dir, ref)] = _exists(base_dir / ref)
+        local = there
+    return ref, base_dir, (ref, str(base_dir) if local else "")
 
 
 # Hub lookups sent at once: each is a HEAD and a GET of a few KB, so the run waits about one
