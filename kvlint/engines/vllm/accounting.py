@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from kvlint.arith.kv import KvSize
+from kvlint.arith.memo import by_model
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
@@ -85,16 +86,52 @@ DECODE_TOKENS = 1
 
 def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[StageLayout]:
     """The paged layout of every pipeline stage (each rank of a stage is alike)."""
+    assert s.block_size is not None
+    return list(
+        _stage_layouts(
+            spec,
+            types,
+            tp=s.tp,
+            pp=s.pp,
+            block_size=s.block_size.value,
+            cache_dtype=s.cache_dtype.value,
+            hybrid=s.hybrid_kv_cache,
+            conv_dtype=s.mamba_cache_dtype,
+            ssm_dtype=s.mamba_ssm_cache_dtype,
+            speculative_tokens=s.speculative_tokens,
+            cache_mode=s.mamba_cache_mode,
+            speculative_method=s.speculative_method,
+        )
+    )
+
+
+# Remembered per model and settings (kvlint.arith.memo): every release line of a file naming
+# none and the deployments of one model in a repository page the same layers the same way.
+# It reads only its arguments: a setting the paging comes to depend on is a parameter here.
+@by_model
+def _stage_layouts(
+    spec: ModelSpec,
+    types: CacheTypes,
+    *,
+    tp: int,
+    pp: int,
+    block_size: int,
+    cache_dtype: str,
+    hybrid: bool,
+    conv_dtype: str,
+    ssm_dtype: str,
+    speculative_tokens: int,
+    cache_mode: str,
+    speculative_method: str | None,
+) -> tuple[StageLayout, ...]:
     layouts: list[StageLayout] = []
     indexer = SPARSE_MLA_INDEXER_BYTES if spec.model_type in SPARSE_MLA_MODEL_TYPES else 0
-    assert s.block_size is not None
-    block_size = s.block_size.value
     state = state_paging(
         types,
-        conv_dtype=s.mamba_cache_dtype,
-        ssm_dtype=s.mamba_ssm_cache_dtype,
-        speculative_tokens=s.speculative_tokens,
-        cache_mode=s.mamba_cache_mode,
+        conv_dtype=conv_dtype,
+        ssm_dtype=ssm_dtype,
+        speculative_tokens=speculative_tokens,
+        cache_mode=cache_mode,
         chunk=spec.mamba_chunk_size or 0,
     )
 
@@ -102,10 +139,10 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
         return paged_layer(
             layer,
             types,
-            tp=s.tp,
+            tp=tp,
             block_size=block_size,
-            cache_dtype=s.cache_dtype.value,
-            hybrid_enabled=s.hybrid_kv_cache,
+            cache_dtype=cache_dtype,
+            hybrid_enabled=hybrid,
             indexer_bytes=indexer,
             state=state,
         )
@@ -113,17 +150,15 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
     # A model repeats a few layer shapes: each is paged once.
     pages = [paged(layer) for layer, _ in spec.layer_shapes]
     # An MTP drafter's layers run on the last stage, in the target's KV cache groups.
-    drafts = [
-        paged(layer) for layer in draft_layers(spec, s.speculative_method, s.speculative_tokens)
-    ]
+    drafts = [paged(layer) for layer in draft_layers(spec, speculative_method, speculative_tokens)]
     shapes = spec.shape_indexes
-    ranges = pp_layer_ranges(spec.num_layers, s.pp)
+    ranges = pp_layer_ranges(spec.num_layers, pp)
     for stage, (start, end) in enumerate(ranges):
         stage_pages = [pages[i] for i in shapes[start:end]]
         if stage == len(ranges) - 1:
             stage_pages.extend(drafts)
         layouts.append(stage_layout([p for p in stage_pages if p is not None]))
-    return layouts
+    return tuple(layouts)
 
 
 def recurrent_note(spec: ModelSpec, s: VllmSettled) -> str | None:
