@@ -173,9 +173,13 @@ def resolve_model(case: dict[str, Any]) -> ModelSpec | None:
     return None
 
 
+def gpu_name(case: dict[str, Any]) -> str:
+    return str(case.get("gpu") or "")
+
+
 def gpu_of(case: dict[str, Any]) -> GpuSpec | None:
     """The GPU as kvlint's catalog knows it, else one of the total the log prints."""
-    gpu = lookup_gpu(str(case.get("gpu") or ""))
+    gpu = lookup_gpu(gpu_name(case))
     if gpu is not None:
         return gpu
     total = case["logged"].get("total_gpu_gib")
@@ -214,6 +218,30 @@ TRTLLM_RELEASE = {
     # (the 0.5 development container's path); a main-branch build of the weeks after 0.5.0
     # is possible, and 0.5.0 is the release that window holds.
     "trtllm-llama-2-7b-a100-40gb-batch-192-oom-issue401": "0.5.0",
+}
+
+
+# What a case's full log shows of its environment beyond the corpus fields: the settings that
+# give the same engine behaviour, with the log line that shows it (the corpus quotes only the
+# figures). dennislee22/vLLM-benchmarking at b474d1e (README: `pip install vllm ... ray[default]
+# flashinfer-python`): "Using FlashInfer for top-p & top-k sampling." is VLLM_USE_FLASHINFER_
+# SAMPLER=1 with the package there; its same-node A100 pairs print "Custom allreduce is disabled
+# because your platform lacks GPU P2P capability" (NCCL then takes host memory, as with
+# NCCL_P2P_DISABLE=1), the Ray ones "... because this process group spans across nodes" (one
+# GPU per pod: --nnodes = TP).
+_FLASHINFER = {"VLLM_USE_FLASHINFER_SAMPLER": "1"}
+_NO_P2P = {**_FLASHINFER, "NCCL_P2P_DISABLE": "1"}
+LOGGED_ENVIRONMENT: dict[str, dict[str, Any]] = {
+    "vllm-qwen2-7b-a100-80g-tp1-gmu025": {"env": _FLASHINFER},
+    "vllm-qwen2-7b-a100-80g-tp1-gmu05": {"env": _FLASHINFER},
+    "vllm-qwen2-7b-2xa100-80g-tp2-gmu025": {"env": _NO_P2P},
+    "vllm-qwen2-7b-2xa100-80g-tp2-gmu05": {"env": _NO_P2P},
+    # both Ray workers: "FlashInfer is not available. Falling back to the PyTorch-native ..."
+    "vllm-qwen2-7b-2xa100-40g-tp2-gmu05-ray": {"nnodes": 2},
+    "vllm-gpt-oss-120b-4xa100-80g-tp4-gmu08": {"env": _FLASHINFER, "nnodes": 4},
+    # noonghunna/club-3090#642, "(2x RTX 3090 PCIe Gen4 x8/x8, no NVLink, ...)": the reporter's
+    # run sets NCCL_P2P_DISABLE=1 (custom all-reduce off), as the corpus notes record.
+    "vllm-qwen36-27b-int4-2x3090-pcie-club642": {"env": {"NCCL_P2P_DISABLE": "1"}},
 }
 
 
@@ -275,6 +303,7 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
         carrier="log",
         engine=Sourced(case["engine"], SPAN),
     )
+    facts = LOGGED_ENVIRONMENT.get(case["id"], {})
     dep.engine_version = s(_version(case))
     dep.gpu = s(case.get("gpu"))
     dep.gpu_count = s(case.get("gpu_count"))
@@ -298,6 +327,8 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     dep.reserved_memory = s(round(held * GiB) if held else None)
     if case.get("data_parallel_size"):
         dep.data_parallel_size = s(case["data_parallel_size"])
+    dep.env = {**dep.env, **{key: s(value) for key, value in facts.get("env", {}).items()}}
+    dep.nnodes = s(facts.get("nnodes"))
     command = " ".join(case.get("quotes") or [])
     if _V0_ENGINE in command:
         # The engine says it runs V0 on a V1 release: the environment's VLLM_USE_V1=0.
@@ -431,7 +462,7 @@ class Replay:
             return None
         if self.settled is None or self.settled.version_assumed:
             return None
-        if len(gpu_variants(str(self.case.get("gpu") or ""))) > 1:
+        if len(gpu_variants(gpu_name(self.case))) > 1:
             return None
         assert self.free is not None and self.free.available_kv_bytes is not None
         return (logged - self.free.available_kv_bytes / GiB) / budget
@@ -507,7 +538,7 @@ class Replay:
             c.get(key) is not None for key in ("tensor_parallel_size", "pipeline_parallel_size")
         )
         layout = layout or (c.get("gpu_count") is None and "TP" not in " ".join(c["quotes"]))
-        gpu = gpu_of(c) is not None or bool(gpu_variants(str(c.get("gpu") or "")))
+        gpu = gpu_of(c) is not None or bool(gpu_variants(gpu_name(c)))
         return self.spec is not None and gpu and layout and c["id"] not in INPUTS_NOT_STATED
 
     def logged_refusal(self) -> bool | None:
@@ -698,8 +729,16 @@ def _median(values: list[float], default: float) -> float:
 
 
 def _tp_class(s: VllmSettled) -> int:
-    """0: TP 1 (and no PP), 1: TP >= 2, 2: pipeline parallel alone."""
-    return 1 if s.tp > 1 else (2 if s.pp > 1 else 0)
+    """0: TP 1 (and no PP), 1: TP >= 2 over peer links, 2: pipeline parallel alone. Tensor
+    parallelism without peer links is charged as one GPU (memory.non_torch_bytes): class 0."""
+    if s.tp > 1 and s.peer_links:
+        return 1
+    return 2 if s.pp > 1 else 0
+
+
+def _native(s: VllmSettled) -> bool:
+    vendor = s.gpu.vendor if s.gpu is not None else None
+    return native_sampler(s.numbers, vendor, s.v0, s.flashinfer_sampler)
 
 
 def _budget(r: Replay) -> float | None:
@@ -758,7 +797,7 @@ def fit(
         # A vision-language model's profile run starts with its encoder, which the model does
         # not size: its peak says nothing about the sampler's bytes (Qwen2-VL-2B's 2.65 GiB).
         vlm = bool(spec.vision_param_count)
-        native = native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None, s.v0)
+        native = _native(s)
         forward = forward_bytes(spec, max_num_batched_tokens=s.batched, tp=s.tp, constants=prior)
         sampler = sampler_bytes(spec, rows=rows, native=native, constants=prior)
         if s.pp > 1 or forward > 2 * sampler:
@@ -816,7 +855,7 @@ def fit(
             max_num_seqs=s.seqs,
             last_stage=last,
             tp=s.tp,
-            native=native_sampler(s.numbers, s.gpu.vendor if s.gpu is not None else None, s.v0),
+            native=_native(s),
             constants=constants,
         )
         graphs = r.free.cudagraph_bytes or 0 if r.free is not None else 0

@@ -237,6 +237,8 @@ def _stage_budgets(
             vendor=s.gpu.vendor if s.gpu is not None else None,
             constants=constants,
             v0=s.v0,
+            flashinfer=s.flashinfer_sampler,
+            linked=s.peer_links,
         )
         w = max(0, w - offload)
         weights.append(w)

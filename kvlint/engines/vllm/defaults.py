@@ -8,7 +8,9 @@ the table says in which release, and how that was established.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from kvlint.deployment import Sourced
 from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
 from kvlint.units import GiB
@@ -63,6 +65,34 @@ def vllm_v0(version: tuple[int, ...], use_v1: str | None) -> bool:
         return True
     off = use_v1 is not None and use_v1.strip().lower() in ("0", "false")
     return off and version < VLLM_V0_REMOVED_IN
+
+
+# VLLM_USE_FLASHINFER_SAMPLER (vllm/envs.py): unset, V1 takes FlashInfer's top-k/top-p kernel
+# where the FlashInfer package is installed (0.10: "Using FlashInfer for top-p & top-k
+# sampling", else "FlashInfer is not available. Falling back to the PyTorch-native
+# implementation", topk_topp_sampler.py); 1 asks for it, 0 turns it off.
+FLASHINFER_SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
+# NCCL_P2P_DISABLE=1: NCCL connects the ranks of a node through host memory, not peer links.
+P2P_DISABLE_ENV = "NCCL_P2P_DISABLE"
+
+
+def env_switch(value: Sourced[Any] | None) -> bool | None:
+    """An environment switch as set: True for 1/true, False for 0/false, None otherwise."""
+    if value is None:
+        return None
+    word = str(value.value).strip().lower()
+    return True if word in ("1", "true") else False if word in ("0", "false") else None
+
+
+def peer_links(*, tp: int, pp: int, nnodes: Sourced[Any] | None, p2p_disabled: bool | None) -> bool:
+    """True unless a file says the tensor-parallel ranks cannot reach each other's memory:
+    ``NCCL_P2P_DISABLE=1``, or a group spread over nodes (``--nnodes`` N puts tp x pp / N GPUs
+    on each). Whether a platform grants peer access (a VM, a PCIe topology, a GeForce
+    driver) no file says: peer links are assumed, the larger non-torch figure."""
+    if p2p_disabled:
+        return False
+    nodes = nnodes.value if nnodes is not None and isinstance(nnodes.value, int) else 1
+    return not (nodes > 1 and tp * pp // nodes < tp)
 
 
 def v0_chunked_prefill(max_model_len: int, *, cuda: bool, multimodal: bool, mla: bool) -> bool:

@@ -69,6 +69,12 @@ class VllmSettled(Settled):
     speculative_method: str | None = None
     mamba_cache_dtype: str = "auto"
     mamba_ssm_cache_dtype: str = "auto"
+    # VLLM_USE_FLASHINFER_SAMPLER as set (True for 1, False for 0), None when unset: which
+    # top-k/top-p kernel the dummy sampler runs (memory.native_sampler).
+    flashinfer_sampler: bool | None = None
+    # The tensor-parallel ranks reach each other's memory (defaults.peer_links): NCCL's peer
+    # transport and the custom all-reduce then keep buffers on every GPU (memory.non_torch_bytes).
+    peer_links: bool = True
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
     @property
@@ -141,6 +147,9 @@ def read(dep: Deployment) -> Request:
             "VLLM_ALLOW_LONG_MAX_MODEL_LEN": dep.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"),
             "VLLM_ATTENTION_BACKEND": dep.env.get("VLLM_ATTENTION_BACKEND"),
             D.V1_SWITCH_ENV: dep.env.get(D.V1_SWITCH_ENV),
+            D.FLASHINFER_SAMPLER_ENV: dep.env.get(D.FLASHINFER_SAMPLER_ENV),
+            D.P2P_DISABLE_ENV: dep.env.get(D.P2P_DISABLE_ENV),
+            "nnodes": dep.nnodes,
             "attention-backend": dep.settings.get("attention-backend"),
             "cpu-offload-gb": dep.settings.get("cpu-offload-gb"),
             "enforce-eager": dep.settings.get("enforce-eager"),
@@ -304,6 +313,13 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         if req.num_gpu_blocks_override
         else None,
         v0_engine=v0,
+        flashinfer_sampler=D.env_switch(req.extra(D.FLASHINFER_SAMPLER_ENV)),
+        peer_links=D.peer_links(
+            tp=parallel_size(req.tensor_parallel_size, here).value,
+            pp=parallel_size(req.pipeline_parallel_size, here).value,
+            nnodes=req.extra("nnodes"),
+            p2p_disabled=D.env_switch(req.extra(D.P2P_DISABLE_ENV)),
+        ),
         defaulted=tuple(defaulted),
         decode_context_parallel=_dcp(req),
         prefix_caching=prefix_caching,

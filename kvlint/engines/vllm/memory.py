@@ -148,16 +148,30 @@ class Overheads(NamedTuple):
 #   default again (#40376). The 0.19.0 logs are the first that show it (llm-d-incubation/
 #   llm-d-planner: 15.5 bytes per logit over 1,024 rows); no CUDA log between 0.12 and 0.19
 #   tells the release that brought it, so 0.19 is the first release seen with it.
+# * VLLM_USE_FLASHINFER_SAMPLER=1 (``flashinfer``) on CUDA: FlashInfer's kernel wherever the
+#   package is installed, from the first V1 release seen taking it unasked (0.10.1.1: the
+#   dennislee22/vLLM-benchmarking logs, `pip install vllm ... flashinfer-python`, print "Using
+#   FlashInfer for top-p & top-k sampling"; 0.8 had turned it off for FlashInfer >= 0.2.3).
+#   The replay of such a log reads that line as the variable set. 0 keeps the sort where
+#   FlashInfer was the default (0.11.0).
 SORT_SAMPLER_AGAIN_SINCE = (0, 11, 1)
 SAMPLER_LOW_MEMORY_SINCE = (0, 19)
+FLASHINFER_SAMPLER_SEEN = (0, 10)
 
 
-def native_sampler(version: tuple[int, ...], vendor: str | None, v0: bool = False) -> bool:
+def native_sampler(
+    version: tuple[int, ...], vendor: str | None, v0: bool = False, flashinfer: bool | None = None
+) -> bool:
     """True when the dummy sampler runs PyTorch's own top-k/top-p sort (see above)."""
-    if v0 or version < (0, 11):
+    if v0:
+        return True
+    cuda = vendor != "amd"
+    if flashinfer and cuda and version >= FLASHINFER_SAMPLER_SEEN:
+        return False
+    if version < (0, 11):
         return True
     if version < SORT_SAMPLER_AGAIN_SINCE:
-        return vendor == "amd"
+        return not cuda or flashinfer is False
     return version < SAMPLER_LOW_MEMORY_SINCE
 
 
@@ -203,9 +217,20 @@ def non_torch_bytes(
     version: tuple[int, ...] = (0, 19),
     constants: MemoryConstants = CONSTANTS,
     v0: bool = False,
+    linked: bool = True,
 ) -> int:
-    """Non-torch memory charged by the profiler of ``version`` (NCCL / custom all-reduce)."""
-    return constants.non_torch_bytes(memory_line(version, v0), tp, pp)
+    """Non-torch memory charged by the profiler of ``version`` (NCCL / custom all-reduce).
+
+    Tensor parallelism without peer links (``linked`` false: PCIe cards, NCCL_P2P_DISABLE,
+    ranks on several nodes) is charged as one GPU: vLLM's custom all-reduce is off
+    ("Custom allreduce is disabled because your platform lacks GPU P2P capability", or
+    "because this process group spans across nodes"), and NCCL's shared-memory and network
+    transports keep their FIFOs in host memory (NVIDIA/nccl src/transport/shm.cc,
+    ncclShmAllocateShareableBuffer -> ncclCuMemHostAlloc). The growth the TP >= 2 figure
+    measures on NVLink boards (per-peer device buffers over many channels) is not there:
+    dennislee22's A100 pairs without P2P leave 0.1 GiB on one node and 0.2 across two, the
+    0.19 H100 SXM sweep 2.1 GiB."""
+    return constants.non_torch_bytes(memory_line(version, v0), tp if linked else 1, pp)
 
 
 def graph_width(spec: ModelSpec, *, tp: int, layers_on_gpu: int) -> float:
@@ -235,6 +260,8 @@ def overheads(
     vendor: str | None = None,
     constants: MemoryConstants = CONSTANTS,
     v0: bool = False,
+    flashinfer: bool | None = None,
+    linked: bool = True,
 ) -> Overheads:
     return Overheads(
         activation=activation_bytes(
@@ -243,10 +270,10 @@ def overheads(
             max_num_seqs=max_num_seqs,
             last_stage=stage == pp - 1,
             tp=tp,
-            native=native_sampler(version, vendor, v0),
+            native=native_sampler(version, vendor, v0, flashinfer),
             constants=constants,
         ),
-        non_torch=non_torch_bytes(tp, pp, version, constants, v0),
+        non_torch=non_torch_bytes(tp, pp, version, constants, v0, linked),
         cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu, constants=constants)
         if cudagraphs
         else 0,

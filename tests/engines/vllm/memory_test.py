@@ -72,6 +72,45 @@ def test_which_releases_sort_the_whole_vocabulary(
     assert native_sampler(version, vendor) is sorts
 
 
+@pytest.mark.parametrize(
+    ("version", "vendor", "flashinfer", "sorts"),
+    [
+        ((0, 7, 3), "nvidia", True, True),  # V0: its own sampler whatever the variable says
+        ((0, 8, 5), "nvidia", True, True),  # before the first release seen taking it
+        ((0, 10, 1, 1), "nvidia", True, False),  # "Using FlashInfer for top-p & top-k sampling."
+        ((0, 10, 1, 1), "amd", True, True),  # FlashInfer's kernel is CUDA's
+        ((0, 11, 0), "nvidia", False, True),  # 0 keeps the sort where FlashInfer was the default
+        ((0, 12, 0), "nvidia", True, False),  # opt-in after #26859
+        ((0, 19, 0), "nvidia", False, False),  # the Triton kernel, no sort
+    ],
+)
+def test_vllm_use_flashinfer_sampler_picks_the_kernel_by_release(
+    version: tuple[int, ...], vendor: str, flashinfer: bool, sorts: bool
+) -> None:
+    assert native_sampler(version, vendor, flashinfer=flashinfer) is sorts
+
+
+def test_real_flashinfer_sampler_installed_on_0_10_qwen2_7b_on_an_a100() -> None:
+    # dennislee22/vLLM-benchmarking (b474d1e, log/vllm-7B-1gpuA10080GB-0.25GRAM.log): vLLM
+    # 0.10.1.1 installed with flashinfer-python, Qwen2-7B-Instruct in bf16, gmu 0.25, 16,384
+    # tokens: "Using FlashInfer for top-p & top-k sampling.", "Model loading took 14.2488
+    # GiB", "Available KV cache memory: 5.01 GiB". 256 rows of 152,064 logits sorted would be
+    # 1.4 GiB and leave 4.2 GiB (-16%).
+    dep = deployment(
+        engine_version="0.10.1.1",
+        gpu="NVIDIA A100 80GB",
+        memory_fraction=0.25,
+        max_model_len=16384,
+        env={"VLLM_USE_FLASHINFER_SAMPLER": "1"},
+    )
+    spec = lookup("Qwen/Qwen2-7B-Instruct")
+    assert spec is not None
+    e = estimate(dep, spec, lookup_gpu("NVIDIA A100 80GB"))
+    assert e.available_kv_bytes is not None
+    # 5%: the sampler constant is fitted (fitted.py), the rest is weights and the budget.
+    assert abs(e.available_kv_bytes / GiB - 5.01) / 5.01 <= 0.05
+
+
 def test_real_sorted_sampler_on_0_12_qwen3_30b_on_an_rtx_pro_6000() -> None:
     # 2215860382/VedioSifter (vLLM 0.12.0, Qwen3-30B-A3B-Instruct-2507 in bf16 on one RTX PRO
     # 6000 Blackwell Server Edition, eager, gmu 0.85, max_model_len 4096): "Model loading took
@@ -135,6 +174,56 @@ def test_the_forward_pass_splits_with_tp_and_the_sampler_does_not() -> None:
 def test_non_torch_is_charged_per_line_and_layout(version: tuple[int, ...]) -> None:
     one, tp, pp = (non_torch_bytes(t, p, version) for t, p in ((1, 1), (2, 1), (1, 2)))
     assert 0 <= one <= GiB and 0 <= tp <= 4 * GiB and 0 <= pp <= 2 * GiB
+
+
+@pytest.mark.parametrize("version", [(0, 7, 3), (0, 10, 2), (0, 11, 0), (0, 33, 0)])
+def test_tensor_parallelism_without_peer_links_is_charged_as_one_gpu(
+    version: tuple[int, ...],
+) -> None:
+    one = non_torch_bytes(1, 1, version)
+    assert non_torch_bytes(2, 1, version, linked=False) == one
+    assert non_torch_bytes(4, 1, version, linked=False) == one
+    assert non_torch_bytes(2, 2, version, linked=False) == non_torch_bytes(1, 2, version)
+
+
+@pytest.mark.parametrize(
+    ("env", "nnodes", "linked"),
+    [
+        ({}, None, True),
+        ({"NCCL_P2P_DISABLE": "1"}, None, False),
+        ({"NCCL_P2P_DISABLE": "0"}, None, True),
+        ({}, 2, False),  # TP 2 over two nodes: one GPU on each
+    ],
+)
+def test_peer_links_by_environment_and_nodes(
+    env: dict[str, str], nnodes: int | None, linked: bool
+) -> None:
+    dep = deployment(
+        engine_version="0.10.1.1", gpu="A100 80GB", tensor_parallel_size=2, nnodes=nnodes, env=env
+    )
+    s = settle(dep, LLAMA_31_8B, lookup_gpu("A100 80GB"))
+    assert isinstance(s, VllmSettled) and s.peer_links is linked
+
+
+def test_real_tp2_without_p2p_on_0_10_qwen2_7b_on_two_a100s() -> None:
+    # dennislee22/vLLM-benchmarking (b474d1e, log/vllm-7B-2gpuA10080GB-0.25GRAM-same-node.log):
+    # vLLM 0.10.1.1, TP 2 on one node, "Custom allreduce is disabled because your platform
+    # lacks GPU P2P capability", FlashInfer's sampler: "Model loading took 7.1217 GiB",
+    # "Available KV cache memory: 12.02 GiB". The NVLink H100 sweep's 2.1 GiB of non-torch
+    # memory would leave 9.9 GiB (-17%); NCCL over host memory leaves a single GPU's.
+    dep = deployment(
+        engine_version="0.10.1.1",
+        gpu="NVIDIA A100 80GB",
+        tensor_parallel_size=2,
+        memory_fraction=0.25,
+        max_model_len=16384,
+        env={"VLLM_USE_FLASHINFER_SAMPLER": "1", "NCCL_P2P_DISABLE": "1"},
+    )
+    spec = lookup("Qwen/Qwen2-7B-Instruct")
+    assert spec is not None
+    e = estimate(dep, spec, lookup_gpu("NVIDIA A100 80GB"))
+    assert e.available_kv_bytes is not None
+    assert abs(e.available_kv_bytes / GiB - 12.02) / 12.02 <= 0.05
 
 
 def test_pp_checks_the_whole_model_on_0_14_and_0_15_only() -> None:
