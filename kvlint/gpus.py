@@ -37,6 +37,14 @@ class GpuSpec:
         return self.wired_limit_bytes if self.wired_limit_bytes is not None else self.total_bytes
 
     @property
+    def nvlink(self) -> bool:
+        """False for a card that has no NVLink at all (L4, L40S, T4, A10G, RTX 4090, RTX PRO
+        6000, ...): its GPUs reach each other only over PCIe. True for everything else,
+        boards that may be joined by NVLink, NVSwitch, a bridge or xGMI (SXM and OAM parts,
+        A100/H100 PCIe, RTX 3090/A6000 pairs) and GPUs the catalog does not know."""
+        return self.key not in _PCIE_ONLY
+
+    @property
     def out_of_scope(self) -> bool:
         return self.memory_kind in _NOT_SIZED
 
@@ -655,6 +663,34 @@ _CATALOG: tuple[GpuSpec, ...] = (
         source="32 GB HBM per Inferentia2 / Trainium chip (AWS's instance pages); out of scope",
         memory_kind="neuron",
     ),
+)
+
+# Cards with no NVLink connector or bridge (NVIDIA's product pages: Ada and Blackwell GeForce
+# and workstation cards, L4/L40/L40S/L20, T4, A10/A10G): multi-GPU traffic goes over PCIe,
+# where NCCL runs a few channels (vLLM's memory: memory.non_torch_bytes).
+_PCIE_ONLY = frozenset(
+    {
+        "A10G-24GB",
+        "A10-24GB",
+        "L4-24GB",
+        "L40S-48GB",
+        "L40-48GB",
+        "L20-48GB",
+        "T4-16GB",
+        "RTX-4090-24GB",
+        "RTX-5090-32GB",
+        "RTX-4080-16GB",
+        "RTX-5070-Ti-16GB",
+        "RTX-3060-12GB",
+        "RTX-3060-Laptop-6GB",
+        "GTX-1650-SUPER-4GB",
+        "RTX-4070-12GB",
+        "RTX-4070-8GB",
+        "RTX-4060-8GB",
+        "RTX-2060-12GB",
+        "RTX-6000-Ada-48GB",
+        "RTX-PRO-6000-96GB",
+    }
 )
 
 # Cloud instance types: (GPU key, GPUs per instance). AWS, GCP and Azure names as their APIs

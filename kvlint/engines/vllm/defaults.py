@@ -84,12 +84,20 @@ def env_switch(value: Sourced[Any] | None) -> bool | None:
     return True if word in ("1", "true") else False if word in ("0", "false") else None
 
 
-def peer_links(*, tp: int, pp: int, nnodes: Sourced[Any] | None, p2p_disabled: bool | None) -> bool:
-    """True unless a file says the tensor-parallel ranks cannot reach each other's memory:
-    ``NCCL_P2P_DISABLE=1``, or a group spread over nodes (``--nnodes`` N puts tp x pp / N GPUs
-    on each). Whether a platform grants peer access (a VM, a PCIe topology, a GeForce
-    driver) no file says: peer links are assumed, the larger non-torch figure."""
-    if p2p_disabled:
+def peer_links(
+    gpu: GpuSpec | None,
+    *,
+    tp: int,
+    pp: int,
+    nnodes: Sourced[Any] | None,
+    p2p_disabled: bool | None,
+) -> bool:
+    """True when the tensor-parallel ranks may talk over NVLink-class peer links: not a card
+    without NVLink (``GpuSpec.nvlink``), NCCL's peer transport not disabled
+    (``NCCL_P2P_DISABLE=1``), the group on one node (``--nnodes`` N puts tp x pp / N GPUs on
+    each). Whether a platform grants peer access at all (a VM, a PCIe topology) no file says:
+    where the card may have links they are assumed, the larger non-torch figure."""
+    if p2p_disabled or (gpu is not None and not gpu.nvlink):
         return False
     nodes = nnodes.value if nnodes is not None and isinstance(nnodes.value, int) else 1
     return not (nodes > 1 and tp * pp // nodes < tp)

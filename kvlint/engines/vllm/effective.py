@@ -72,8 +72,8 @@ class VllmSettled(Settled):
     # VLLM_USE_FLASHINFER_SAMPLER as set (True for 1, False for 0), None when unset: which
     # top-k/top-p kernel the dummy sampler runs (memory.native_sampler).
     flashinfer_sampler: bool | None = None
-    # The tensor-parallel ranks reach each other's memory (defaults.peer_links): NCCL's peer
-    # transport and the custom all-reduce then keep buffers on every GPU (memory.non_torch_bytes).
+    # The tensor-parallel ranks may talk over NVLink-class links (defaults.peer_links): NCCL's
+    # many channels and the custom all-reduce keep buffers on every GPU (memory.non_torch_bytes).
     peer_links: bool = True
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
@@ -315,6 +315,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         v0_engine=v0,
         flashinfer_sampler=D.env_switch(req.extra(D.FLASHINFER_SAMPLER_ENV)),
         peer_links=D.peer_links(
+            gpu,
             tp=parallel_size(req.tensor_parallel_size, here).value,
             pp=parallel_size(req.pipeline_parallel_size, here).value,
             nnodes=req.extra("nnodes"),

@@ -221,15 +221,16 @@ def non_torch_bytes(
 ) -> int:
     """Non-torch memory charged by the profiler of ``version`` (NCCL / custom all-reduce).
 
-    Tensor parallelism without peer links (``linked`` false: PCIe cards, NCCL_P2P_DISABLE,
-    ranks on several nodes) is charged as one GPU: vLLM's custom all-reduce is off
-    ("Custom allreduce is disabled because your platform lacks GPU P2P capability", or
-    "because this process group spans across nodes"), and NCCL's shared-memory and network
-    transports keep their FIFOs in host memory (NVIDIA/nccl src/transport/shm.cc,
-    ncclShmAllocateShareableBuffer -> ncclCuMemHostAlloc). The growth the TP >= 2 figure
-    measures on NVLink boards (per-peer device buffers over many channels) is not there:
-    dennislee22's A100 pairs without P2P leave 0.1 GiB on one node and 0.2 across two, the
-    0.19 H100 SXM sweep 2.1 GiB."""
+    Tensor parallelism without NVLink-class links (``linked`` false: cards with no NVLink,
+    NCCL_P2P_DISABLE, ranks on several nodes) is charged as one GPU. Without P2P vLLM's custom
+    all-reduce is off ("Custom allreduce is disabled because your platform lacks GPU P2P
+    capability", or "because this process group spans across nodes") and NCCL's shared-memory
+    and network transports keep their FIFOs in host memory (NVIDIA/nccl src/transport/shm.cc,
+    ncclShmAllocateShareableBuffer -> ncclCuMemHostAlloc); over PCIe P2P NCCL runs a few
+    channels of a few MiB each. The growth the TP >= 2 figure measures on NVLink boards (device
+    buffers per peer over up to 32 channels, NVLS on NVSwitch: src/transport/nvls.cc) is not
+    there: dennislee22's A100 pairs without P2P leave 0.1 GiB on one node and 0.2 across two,
+    the 0.19 H100 SXM sweep 2.1 GiB."""
     return constants.non_torch_bytes(memory_line(version, v0), tp if linked else 1, pp)
 
 

@@ -187,21 +187,24 @@ def test_tensor_parallelism_without_peer_links_is_charged_as_one_gpu(
 
 
 @pytest.mark.parametrize(
-    ("env", "nnodes", "linked"),
+    ("gpu", "env", "nnodes", "linked"),
     [
-        ({}, None, True),
-        ({"NCCL_P2P_DISABLE": "1"}, None, False),
-        ({"NCCL_P2P_DISABLE": "0"}, None, True),
-        ({}, 2, False),  # TP 2 over two nodes: one GPU on each
+        ("A100 80GB", {}, None, True),
+        ("A100 80GB", {"NCCL_P2P_DISABLE": "1"}, None, False),
+        ("A100 80GB", {"NCCL_P2P_DISABLE": "0"}, None, True),
+        ("A100 80GB", {}, 2, False),  # TP 2 over two nodes: one GPU on each
+        ("L4", {}, None, False),  # no NVLink on the card
+        ("RTX 4090", {}, None, False),
+        ("RTX 3090", {}, None, True),  # pairs may be bridged
     ],
 )
-def test_peer_links_by_environment_and_nodes(
-    env: dict[str, str], nnodes: int | None, linked: bool
+def test_peer_links_by_card_environment_and_nodes(
+    gpu: str, env: dict[str, str], nnodes: int | None, linked: bool
 ) -> None:
     dep = deployment(
-        engine_version="0.10.1.1", gpu="A100 80GB", tensor_parallel_size=2, nnodes=nnodes, env=env
+        engine_version="0.10.1.1", gpu=gpu, tensor_parallel_size=2, nnodes=nnodes, env=env
     )
-    s = settle(dep, LLAMA_31_8B, lookup_gpu("A100 80GB"))
+    s = settle(dep, LLAMA_31_8B, lookup_gpu(gpu))
     assert isinstance(s, VllmSettled) and s.peer_links is linked
 
 
