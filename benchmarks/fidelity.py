@@ -848,6 +848,11 @@ def fit(
             continue
         if r.spec.vision_param_count:
             continue  # the encoder's profile (not modelled) would count as non-torch memory
+        if s.gpu is not None and s.gpu.memory_kind == "unified":
+            # GB10 and other unified-memory parts: the free memory the profiler reads is the
+            # host's too (page cache, other processes), so what is left over is not the
+            # engine's non-torch memory (DGX Spark logs leave 0.5-3.7 GiB here).
+            continue
         last = s.pp == 1  # the log prints stage 0's figures: the sampler runs on the last
         act = activation_bytes(
             r.spec,
