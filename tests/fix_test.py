@@ -134,14 +134,15 @@ def test_fix_alone_applies_only_safe_fixes(capsys: pytest.CaptureFixture[str]) -
     code, out, err = check("plan", "--fix", capsys=capsys)
     assert path.read_bytes() == expected(path, ".safe")
     assert "fixed 1 finding in 1 file" in err
-    # What remains is reported, marked as needing --unsafe-fixes.
-    assert out.splitlines() == [
+    # What remains is reported, marked as needing --unsafe-fixes (the pool's figures move with
+    # the fitted memory constants: masked).
+    pool = re.compile(r"the pool holds [\d.]+ GiB \([\d.]+ GiB per GPU x 8, [\d,]+ tokens\)")
+    assert [pool.sub("the pool holds POOL", line) for line in out.splitlines()] == [
         "plan/capacity.yaml:10:17: KV301 [warning] [~] `max_num_seqs` 64 needs 640 GiB of KV "
         "cache if every request used all 32,768 tokens of `max_model_len` (10 GiB each); the pool "
-        "holds 421.5 GiB (52.7 GiB per GPU x 8, 1,381,248 tokens), enough for 42",
+        "holds POOL, enough for 42",
         "plan/capacity.yaml:13:16: KV301 [warning] [~] `concurrency` 64 needs 640 GiB of KV cache "
-        "at `context` 32,768 (10 GiB each); the pool holds 421.5 GiB (52.7 GiB per GPU x 8, "
-        "1,381,248 tokens), enough for 42",
+        "at `context` 32,768 (10 GiB each); the pool holds POOL, enough for 42",
         "plan/capacity.yaml:17:19: KV201 [error] [~] the plan assumes `kv_cache_dtype` `int4`, a "
         "weight quantisation, but `kv_cache_dtype` is `auto`: the cache stays bfloat16, 320 KiB "
         "per token, not 80 KiB (4x)",
