@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import Literal
 
 from kvlint import codes
 from kvlint.deploy.argv import Token
@@ -67,9 +68,14 @@ class EngineSpec:
     # JSON options that also take one key at a time (vLLM's `--hf-overrides.head_dim=1024`,
     # `--compilation-config.level 3`): canonical names.
     dotted: frozenset[str] = frozenset()
-    # Options naming a YAML file of the engine's own settings, read after (over) its command
-    # line (TensorRT-LLM's --extra_llm_api_options): canonical names.
+    # Options naming a YAML file of the engine's own settings (TensorRT-LLM's
+    # --extra_llm_api_options, vLLM's and SGLang's --config): canonical names.
     config_files: tuple[str, ...] = ()
+    # How the engine layers that file on its command line: "over" (TensorRT-LLM updates the
+    # arguments the flags built with the file's, so the file wins) or "under" (vLLM and SGLang
+    # put the file's keys into argv before the command line's flags, so a flag given on the
+    # command line wins).
+    config_layer: Literal["over", "under"] = "over"
 
     def absent_in(self, name: str, version: str) -> str | None:
         """Why ``--name`` is not a flag of ``version`` (from the releases read), else None.

@@ -3,7 +3,18 @@ that container's deployment, with spans into the ConfigMap."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from kvlint.config import Settings
+from kvlint.config import load_config
+from kvlint.config import resolve
 from kvlint.deploy.load import load_text
+from kvlint.linter import lint_paths
+from kvlint.registry import default_registry
+
+CONTEXT_CODE = "KV402"  # context-beyond-max-positions
 
 CONFIG_MAP = """\
 apiVersion: v1
@@ -133,3 +144,147 @@ spec:
     assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 256
     assert dep.max_num_seqs.span.line == 7
     assert dep.memory_fraction is not None and dep.memory_fraction.value == 0.85
+
+
+# vLLM's --config: the file's keys go into argv before the command line's flags, so a flag on
+# the command line wins (the opposite layering of TensorRT-LLM's options file above).
+VLLM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: vllm-config
+data:
+  config.yaml: |
+    model: meta-llama/Llama-3.1-8B-Instruct
+    max-model-len: {length}
+    max-num-seqs: 16
+    gpu-memory-utilization: 0.85
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args: [{args}]
+          volumeMounts:
+            - {{name: cfg, mountPath: /etc/vllm}}
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+      volumes:
+        - name: cfg
+          configMap: {{name: vllm-config}}
+"""
+
+
+def _vllm(args: str, length: int = 8192) -> str:
+    return VLLM.format(args=args, length=length)
+
+
+def test_a_mounted_vllm_config_is_read_with_its_spans() -> None:
+    text = _vllm('"--config", /etc/vllm/config.yaml')
+    (dep,) = load_text(text, display="deploy.yaml").deployments
+    assert dep.carrier == "kubernetes"  # the ConfigMap's file is not a deployment of its own
+    assert dep.model is not None and dep.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (dep.model.span.line, dep.model.span.column) == (7, 12)
+    assert dep.max_model_len is not None and dep.max_model_len.value == 8192
+    assert (dep.max_model_len.span.line, dep.max_model_len.span.column) == (8, 20)
+    assert dep.memory_fraction is not None and dep.memory_fraction.value == 0.85
+    assert dep.memory_fraction.span.line == 10
+
+
+def test_a_vllm_flag_on_the_command_line_wins_over_the_file() -> None:
+    text = _vllm('"--config", /etc/vllm/config.yaml, "--max-num-seqs", "64"')
+    (dep,) = load_text(text, display="deploy.yaml").deployments
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 64  # not the file's 16
+    assert dep.max_num_seqs.span.line == 22  # the command line's value, where it is written
+    # A flag given before --config wins as well: the file goes in ahead of every flag.
+    text = _vllm('"--max-num-seqs", "32", "--config", /etc/vllm/config.yaml')
+    (dep,) = load_text(text, display="deploy.yaml").deployments
+    assert dep.max_num_seqs is not None and dep.max_num_seqs.value == 32
+    # What the command line leaves alone keeps the file's value and span.
+    assert dep.max_model_len is not None and dep.max_model_len.span.line == 8
+
+
+def test_a_positional_model_wins_over_the_files_model() -> None:
+    text = _vllm('serve, Qwen/Qwen3-8B, "--config", /etc/vllm/config.yaml').replace(
+        "image: vllm/vllm-openai:v0.11.0",
+        "image: vllm/vllm-openai:v0.11.0\n          command: [vllm]",
+    )
+    (dep,) = load_text(text, display="deploy.yaml").deployments
+    assert dep.model is not None and dep.model.value == "Qwen/Qwen3-8B"
+    assert dep.model.span.line == 23
+    assert dep.max_model_len is not None and dep.max_model_len.value == 8192
+
+
+def test_without_the_mount_the_vllm_config_stays_a_deployment_of_its_own() -> None:
+    text = _vllm('"--config", /opt/other/config.yaml, "--max-num-seqs", "64"')
+    deps = load_text(text, display="deploy.yaml").deployments
+    assert sorted(d.carrier for d in deps) == ["engine_yaml", "kubernetes"]
+    (container,) = [d for d in deps if d.carrier == "kubernetes"]
+    assert container.max_model_len is None
+
+
+def test_sglang_config_is_layered_under_its_command_line() -> None:
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: sglang-config}
+data:
+  server.yaml: |
+    model-path: Qwen/Qwen3-8B
+    context-length: 16384
+    mem-fraction-static: 0.8
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sglang}
+spec:
+  template:
+    spec:
+      containers:
+        - name: sglang
+          image: lmsysorg/sglang:v0.5.2
+          command: [python3, -m, sglang.launch_server]
+          args: [--config, /cfg/server.yaml, --mem-fraction-static, "0.7"]
+          volumeMounts:
+            - {name: cfg, mountPath: /cfg}
+          resources: {limits: {nvidia.com/gpu: 1}}
+      volumes:
+        - {name: cfg, configMap: {name: sglang-config}}
+"""
+    (dep,) = load_text(text, display="deploy.yaml").deployments
+    assert dep.engine is not None and dep.engine.value == "sglang"
+    assert dep.model is not None and dep.model.value == "Qwen/Qwen3-8B"
+    assert dep.max_model_len is not None and dep.max_model_len.value == 16384
+    assert dep.max_model_len.span.line == 7
+    assert dep.memory_fraction is not None and dep.memory_fraction.value == 0.7
+    assert dep.memory_fraction.span.line == 20
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    return resolve(load_config(None), default_registry(), offline=True)
+
+
+def _context_findings(path: Path, settings: Settings) -> list[tuple[int, int]]:
+    result = lint_paths([str(path)], settings)
+    return [(f.span.line, f.span.column) for f in result.findings if f.code == CONTEXT_CODE]
+
+
+def test_a_rule_fires_on_a_value_from_the_mounted_file(tmp_path: Path, offline: Settings) -> None:
+    # 262,144 tokens is beyond Llama 3.1's 131,072 positions: reported at the ConfigMap's line.
+    path = tmp_path / "deploy.yaml"
+    path.write_text(_vllm('"--config", /etc/vllm/config.yaml', length=262144))
+    assert _context_findings(path, offline) == [(8, 20)]
+    # The same value overridden on the command line is not what vLLM runs with.
+    path.write_text(
+        _vllm('"--config", /etc/vllm/config.yaml, "--max-model-len", "8192"', length=262144)
+    )
+    assert _context_findings(path, offline) == []

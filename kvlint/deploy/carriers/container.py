@@ -29,6 +29,7 @@ from kvlint.deploy.detect import nim_model
 from kvlint.deploy.detect import simulator
 from kvlint.deploy.detect import version_from_image
 from kvlint.deploy.flags import is_run_time_value
+from kvlint.deploy.flags import parse_argv
 from kvlint.deploy.gpu_facts import DeviceRequest
 from kvlint.deploy.gpu_facts import GpuFact
 from kvlint.deploy.gpu_facts import choose
@@ -285,10 +286,11 @@ def container_deployment(
         served = nim_model(image)
         served_at = image_node.span if image_node is not None else container.span
         nim.apply(dep, engine, env, Sourced(served, served_at) if served else None)
+    argvs: list[list[Token]] = []
     for var in engine.args_env:
         token = env.get(var)
         if token is not None and token.node is not None:
-            engine.apply_args(dep, words(token.node))
+            argvs.append(words(token.node))
     if invocation is not None:
         tokens = invocation.args
         if interpolate is not None:
@@ -297,9 +299,15 @@ def container_deployment(
         tokens = [substitute(t, env, shell=t.aligner is not None) for t in tokens]
         if invocation.launcher.startswith("dynamo."):
             tokens = _drop_flags(tokens, DYNAMO_FLAGS)
+        argvs.append(tokens)
+    files = _mounted_configs(engine, argvs, container, pod)
+    under = engine.spec.config_layer == "under"
+    for root in files if under else ():
+        engine.apply_mapping(dep, root)  # the command line read next overrides what it sets
+    for tokens in argvs:
         engine.apply_args(dep, tokens)
-    if pod is not None and pod.config_files:
-        _read_mounted_configs(dep, engine, container, pod)
+    for root in files if not under else ():
+        engine.apply_mapping(dep, root)  # the file updates what the command line set
     dep.gpu_count = gpu_from_resources(container.get("resources"), problems)
     facts: list[GpuFact] = []
     if pod is not None:
@@ -322,20 +330,28 @@ def container_deployment(
     return dep
 
 
-def _read_mounted_configs(
-    dep: Deployment, engine: Engine, container: Mapping, pod: PodFacts
-) -> None:
-    """The engine's own config file (``--extra_llm_api_options /etc/x.yaml``) when the pod
-    mounts it from a ConfigMap of the same file: its keys are read with their spans there."""
+def _mounted_configs(
+    engine: Engine, argvs: list[list[Token]], container: Mapping, pod: PodFacts | None
+) -> list[Mapping]:
+    """The engine's own config files (``--extra_llm_api_options /etc/x.yaml``, ``vllm serve
+    --config /etc/vllm/config.yaml``) the pod mounts from a ConfigMap of the same file: their
+    YAML, whose keys are read with their spans there. Found before the flags are applied, as
+    an engine that layers the file under its command line reads it first."""
+    if pod is None or not pod.config_files or not engine.spec.config_files:
+        return []
+    paths: dict[str, str] = {}  # option -> the path its last occurrence names
+    for tokens in argvs:
+        for name, _, value in parse_argv(engine.spec, tokens).options:
+            if name in engine.spec.config_files and value is not None:
+                paths[name] = value.text
+    found: list[Mapping] = []
     for option in engine.spec.config_files:
-        path = dep.settings.get(option)
-        if path is None or not isinstance(path.value, str):
-            continue
-        root = mounted_file(path.value, pod.pod_spec, container, pod.config_files)
-        if root is None:
-            continue
-        engine.apply_mapping(dep, root)
-        pod.mounted.add((root.span.line, root.span.column))
+        path = paths.get(option)
+        root = mounted_file(path, pod.pod_spec, container, pod.config_files) if path else None
+        if root is not None:
+            found.append(root)
+            pod.mounted.add((root.span.line, root.span.column))
+    return found
 
 
 def unread_server(

@@ -50,6 +50,12 @@ SPEC = EngineSpec(
     model_flag="model-path",
     releases_read=sglang_flags.RELEASES_READ,
     last_seen=sglang_flags.LAST_SEEN,
+    # prepare_server_args hands argv with `--config` to ConfigArgumentMerger
+    # (python/sglang/srt/server_args_config_parser.py, sgl-project/sglang 03bd2f16), which
+    # returns the file's `--key value` pairs followed by the command line: a flag on the
+    # command line wins ("CLI > Config > Defaults").
+    config_files=("config",),
+    config_layer="under",
 )
 
 ENGINE = Engine(SPEC)

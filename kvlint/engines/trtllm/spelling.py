@@ -76,6 +76,7 @@ SPEC = EngineSpec(
     # serve.py: the --extra_llm_api_options YAML updates the LLM arguments the flags built;
     # Dynamo's worker reads --extra-engine-args the same way.
     config_files=("extra-llm-api-options", "extra-engine-args"),
+    config_layer="over",
 )
 
 

@@ -95,6 +95,13 @@ SPEC = EngineSpec(
     first_seen=vllm_flags.FIRST_SEEN,
     last_seen=vllm_flags.LAST_SEEN,
     dotted=DOTTED,
+    # FlexibleArgumentParser._pull_args_from_config (vllm/utils/argparse_utils.py, vllm-project/
+    # vllm 00da11e3) turns the --config YAML into `--key value` pairs and inserts them after
+    # the sub-command and the positional model, before the rest of the command line, "to
+    # enforce the precedence of cli > config > defaults": a flag on the command line wins, and
+    # the file's `model` is used only when the command line names none.
+    config_files=("config",),
+    config_layer="under",
 )
 
 ENGINE = Engine(
