@@ -94,6 +94,18 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
+
+def _all_fields(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (read once per class: a Request's 30 fields were
+    looked up through dataclasses.fields() for every deployment)."""
+    names = _ALL_FIELDS.get(cls)
+    if names is None:
+        names = _ALL_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
 # Settled's fields that are frozen records without spans, compared by value as they are.
 _BY_VALUE = frozenset({"spec", "model", "facts", "gpu", "cache_types"})
 
@@ -152,7 +164,7 @@ def _frozen(value: Any) -> Hashable:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (
             type(value).__name__,
-            tuple(_frozen(getattr(value, f.name)) for f in dataclasses.fields(value)),
+            tuple(_frozen(getattr(value, name)) for name in _all_fields(kind)),
         )
     hash(value)  # anything else must be hashable as it is, or the deployment is not cached
     # The type too: 1, 1.0 and True are equal keys in a dict but not the same setting.
