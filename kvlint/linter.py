@@ -568,6 +568,7 @@ def prefetch_models(run: Run, targets: Sequence[tuple[Path, str]]) -> None:
     that meets ten unknown ids waits for about one answer, not ten. Local paths, catalog models
     and offline files are left to their turn, which resolves them without the Hub."""
     wanted: dict[tuple[str, str], tuple[str, Path]] = {}
+    offline: bool | None = None  # the environment's word, asked at the first model found
     for path, display in targets:
         if len(run.preloaded) >= PRELOAD_LIMIT:
             break
@@ -581,6 +582,14 @@ def prefetch_models(run: Run, targets: Sequence[tuple[Path, str]]) -> None:
             for dep in loaded.deployments:
                 if dep.model is None:
                     continue
+                if offline is None:
+                    from kvlint.model.resolve import hub_offline
+
+                    offline = hub_offline()
+                if offline:
+                    # HF_HUB_OFFLINE: no model is asked of the Hub, so nothing is gained by
+                    # reading more files ahead (a worker pool forks only after this).
+                    return
                 ref, base_dir, key = _model_reference(run, str(dep.model.value), path.parent)
                 if key in run.models or key in wanted or key[1] or _in_catalog(ref):
                     continue

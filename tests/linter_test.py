@@ -340,3 +340,36 @@ def test_real_pipeline_never_crashes(parts: list[str], noise: str) -> None:
         path.write_text("".join(parts) + noise, encoding="utf-8", errors="surrogatepass")
         result = lint_paths([str(path)], Settings(Selection(), offline=True))
     assert not [f for f in result.findings if "internal error" in f.message]
+
+
+def test_reading_ahead_stops_when_the_environment_keeps_the_hub_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are read ahead only to send their Hub lookups together: with HF_HUB_OFFLINE
+    nothing is sent, so reading ahead stops at the first model (asking the environment sooner
+    would import model resolution for a file of Services)."""
+    from kvlint import linter
+    from kvlint.registry import default_registry
+
+    path = tmp_path / "a.yaml"
+    path.write_text("model: acme/not-in-the-catalog\nmax-model-len: 4096\n")
+    loads: list[Path] = []
+
+    def load(file: Path, display: str, data: bytes | None) -> Any:
+        loads.append(file)
+        return linter.load_file(file, display, data)
+
+    run = linter.Run(default_registry(), Settings(Selection())).with_seams(linter.Seams(load=load))
+    other = tmp_path / "b.yaml"
+    other.write_text("model: acme/another-one\nmax-model-len: 4096\n")
+    targets = [(path, "a.yaml"), (other, "b.yaml")]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    linter.prefetch_models(run, targets)
+    assert loads == [path] and list(run.preloaded) == [path]  # the first model says it
+    run.preloaded.clear()
+    loads.clear()
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(linter, "_in_parallel", lambda items, work: [None for _ in items])
+    linter.prefetch_models(run, targets)  # both read ahead, their lookups sent together
+    assert loads == [path, other] and list(run.preloaded) == [path, other]

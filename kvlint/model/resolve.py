@@ -131,7 +131,7 @@ def resolve_model(
     if derived is not None:
         return derived
     repo_id = _repo_id(text)
-    if offline or _env_offline():
+    if offline or hub_offline():
         raise ModelNotResolved(_unknown_offline_message(repo_id, offline))
     return _from_hub(repo_id, hub if hub is not None else HubBudget())
 
@@ -304,7 +304,9 @@ def _repo_id(text: str) -> str:
     return text
 
 
-def _env_offline() -> bool:
+def hub_offline() -> bool:
+    """Whether the environment keeps the Hub from being asked (HF_HUB_OFFLINE,
+    TRANSFORMERS_OFFLINE), as huggingface_hub and transformers read it."""
     return any(
         os.environ.get(name, "").strip().lower() in _TRUTHY
         for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
