@@ -33,6 +33,14 @@ VLLM_CUDAGRAPH_PROFILING_SINCE = (0, 21)
 # are untraced and kept on the old line. One full-attention group gives the same figure either
 # way; hybrids differ.
 VLLM_MERGED_CAPACITY_LINE_SINCE = (0, 20, 2)
+# The tokens a sliding-window layer holds ahead of its window: max_num_batched_tokens through
+# the 0.25 line (a 0.22.1rc1 build's Gemma 4 31B on a GB10: 7.53x at 8,192 tokens is 256 global
+# + 5 x (cdiv(1023 + 2048, 16) + 1) blocks a request; 0.25.1's Gemma 4 26B at 2,496 batched
+# tokens: 14.92x = 138,739 / (8,192 + 5 x 221)); the 0.33 source multiplies it by
+# max_concurrent_batches (2 with async scheduling on one stage, the pipeline depth with PP:
+# vllm/config/vllm.py max_in_flight_tokens). No log between 0.25.1 and 0.33 pins the release:
+# taken from 0.26, the first after the last one seen without it.
+VLLM_IN_FLIGHT_BATCHES_SINCE = (0, 26)
 # The "≥160 GiB" batch tier (B200 / B300: 16384 batched tokens) is absent from 0.11.0 and
 # present in 0.33.0: vllm-project/vllm#51726 ("Update default `_max_num_batched_tokens` from
 # 8192 to 16384", merged 2026-08-10, after the 0.27 branch: 0.27.1 followed on 2026-08-13);

@@ -131,7 +131,7 @@ class VllmSettled(Settled):
     @property
     def in_flight(self) -> int:
         """Tokens scheduled ahead of a sliding window (``max_in_flight_tokens``)."""
-        if self.old:
+        if self.numbers < D.VLLM_IN_FLIGHT_BATCHES_SINCE:
             return self.batched
         batches = self.pp if self.pp > 1 else 2  # async scheduling on V1: 2 batches in flight
         return batches * self.batched
