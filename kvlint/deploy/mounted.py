@@ -47,9 +47,20 @@ def mounted_file(
     path: str, pod_spec: Mapping | None, container: Mapping, files: ConfigFiles
 ) -> Mapping | None:
     """The YAML of the ConfigMap key the container sees at ``path``, if the file holds it."""
-    if pod_spec is None or not files or not path.startswith("/"):
+    if not files:
         return None
+    for name, key in projections(path, pod_spec, container):
+        if name in files and key in files[name]:
+            return files[name][key]
+    return None
+
+
+def projections(path: str, pod_spec: Mapping | None, container: Mapping) -> list[tuple[str, str]]:
+    """(ConfigMap name, key) of every ConfigMap volume the container mounts over ``path``."""
+    if pod_spec is None or not path.startswith("/"):
+        return []
     wanted = posixpath.normpath(path)
+    found: list[tuple[str, str]] = []
     mounts = container.sequence("volumeMounts")
     for mount in mounts.items if mounts is not None else []:
         if not isinstance(mount, Mapping):
@@ -58,7 +69,7 @@ def mounted_file(
         if at is None or volume is None:
             continue
         config_map = _config_map_volume(pod_spec, volume)
-        if config_map is None or config_map[0] not in files:
+        if config_map is None:
             continue
         name, items = config_map
         sub_path = mount.text_of("subPath")
@@ -73,9 +84,9 @@ def mounted_file(
         if relative is None:
             continue
         key = items.get(relative) if items else relative
-        if key is not None and key in files[name]:
-            return files[name][key]
-    return None
+        if key is not None:
+            found.append((name, key))
+    return found
 
 
 def _config_map_volume(pod_spec: Mapping, volume: str) -> tuple[str, dict[str, str]] | None:

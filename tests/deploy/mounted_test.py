@@ -288,3 +288,32 @@ def test_a_rule_fires_on_a_value_from_the_mounted_file(tmp_path: Path, offline: 
         _vllm('"--config", /etc/vllm/config.yaml, "--max-model-len", "8192"', length=262144)
     )
     assert _context_findings(path, offline) == []
+
+
+def _notes(text: str) -> list[tuple[int, str]]:
+    problems = load_text(text, display="deploy.yaml").problems
+    return [(p.span.line, p.message) for p in problems if "not checked" in p.message]
+
+
+def test_a_config_map_in_another_file_is_said_not_checked() -> None:
+    deployment = _vllm('"--config", /etc/vllm/config.yaml').partition("---\n")[2]
+    ((line, message),) = _notes(deployment)
+    assert line == 11  # the path, in the args
+    assert "the key `config.yaml` of the ConfigMap `vllm-config`, which is not in this file" in (
+        message
+    )
+
+
+def test_a_config_file_no_config_map_provides_is_said_not_checked() -> None:
+    ((line, message),) = _notes(_vllm('"--config", /app/config.yaml'))
+    assert line == 22
+    assert "`--config /app/config.yaml` reads a file in the container" in message
+    # A key the ConfigMap of this file does not hold as YAML.
+    text = _vllm('"--config", /etc/vllm/other.yaml')
+    ((_, message),) = _notes(text)
+    assert "the key `other.yaml` of the ConfigMap `vllm-config`, which holds no such" in message
+
+
+def test_a_mounted_or_run_time_config_path_is_not_said() -> None:
+    assert _notes(_vllm('"--config", /etc/vllm/config.yaml')) == []
+    assert _notes(_vllm('"--config", "$(CONFIG_PATH)"')) == []

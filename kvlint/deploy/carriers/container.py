@@ -40,6 +40,7 @@ from kvlint.deploy.gpu_facts import scheduling_facts
 from kvlint.deploy.interpret import Engine
 from kvlint.deploy.mounted import ConfigFiles
 from kvlint.deploy.mounted import mounted_file
+from kvlint.deploy.mounted import projections
 from kvlint.deploy.search import image_text
 from kvlint.deploy.serving import client_image
 from kvlint.deploy.serving import engine_title
@@ -300,7 +301,7 @@ def container_deployment(
         if invocation.launcher.startswith("dynamo."):
             tokens = _drop_flags(tokens, DYNAMO_FLAGS)
         argvs.append(tokens)
-    files = _mounted_configs(engine, argvs, container, pod)
+    files = _mounted_configs(dep, engine, argvs, container, pod)
     under = engine.spec.config_layer == "under"
     for root in files if under else ():
         engine.apply_mapping(dep, root)  # the command line read next overrides what it sets
@@ -331,26 +332,56 @@ def container_deployment(
 
 
 def _mounted_configs(
-    engine: Engine, argvs: list[list[Token]], container: Mapping, pod: PodFacts | None
+    dep: Deployment,
+    engine: Engine,
+    argvs: list[list[Token]],
+    container: Mapping,
+    pod: PodFacts | None,
 ) -> list[Mapping]:
     """The engine's own config files (``--extra_llm_api_options /etc/x.yaml``, ``vllm serve
     --config /etc/vllm/config.yaml``) the pod mounts from a ConfigMap of the same file: their
     YAML, whose keys are read with their spans there. Found before the flags are applied, as
-    an engine that layers the file under its command line reads it first."""
-    if pod is None or not pod.config_files or not engine.spec.config_files:
+    an engine that layers the file under its command line reads it first. A file kvlint cannot
+    see is said (KV905 info): its settings are not checked, which a clean result must not hide."""
+    if pod is None or pod.pod_spec is None or not engine.spec.config_files:
         return []
-    paths: dict[str, str] = {}  # option -> the path its last occurrence names
+    named: dict[str, tuple[Token, Token]] = {}  # option -> (flag, path) of its last occurrence
     for tokens in argvs:
-        for name, _, value in parse_argv(engine.spec, tokens).options:
+        for name, flag, value in parse_argv(engine.spec, tokens).options:
             if name in engine.spec.config_files and value is not None:
-                paths[name] = value.text
+                named[name] = (flag, value)
     found: list[Mapping] = []
     for option in engine.spec.config_files:
-        path = paths.get(option)
-        root = mounted_file(path, pod.pod_spec, container, pod.config_files) if path else None
+        if option not in named:
+            continue
+        flag, path = named[option]
+        root = mounted_file(path.text, pod.pod_spec, container, pod.config_files)
         if root is not None:
             found.append(root)
             pod.mounted.add((root.span.line, root.span.column))
+            continue
+        if is_run_time_value(path.text):
+            continue  # `--config $(CONFIG)`: the value itself is unknown, said elsewhere
+        spelled = f"`{flag.text.partition('=')[0]} {path.text}`"
+        projected = projections(path.text, pod.pod_spec, container)
+        if projected:
+            config_map, key = projected[0]
+            where = f"the key `{key}` of the ConfigMap `{config_map}`"
+            if config_map in pod.config_files:
+                where, hint = f"{where}, which holds no such YAML key here", ""
+            else:
+                where += ", which is not in this file"
+                hint = (
+                    " (check the manifests in one stream: `kubectl kustomize DIR | kvlint check -`)"
+                )
+        else:
+            where, hint = "a file in the container that no ConfigMap of this file is mounted at", ""
+        message = (
+            f"{dep.name}: {spelled} reads {where}, so the settings in it are not checked{hint}"
+        )
+        dep.problems.append(
+            InputProblem(codes.UNRECOGNISED_DOCUMENT, path.span, message, Severity.INFO)
+        )
     return found
 
 
