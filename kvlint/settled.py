@@ -120,6 +120,9 @@ class EngineFacts(NamedTuple):
     # besides the newest) a deployment is also sized at, so a verdict that hangs on the
     # release says so.
     version_lines: tuple[str, ...] = ()
+    # The newest release that cached MLA models as full K/V (no MLA support yet): a file naming
+    # no release that serves an MLA model is sized at it too.
+    mla_full_kv_release: str | None = None
 
     def accepted_cache_dtypes(self, release: tuple[int, ...] | None) -> tuple[str, ...]:
         """The cache dtypes ``release`` starts with (the newest release's when None)."""

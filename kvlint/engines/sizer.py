@@ -20,6 +20,7 @@ from kvlint.estimate import across_versions
 from kvlint.gpus import GpuSpec
 from kvlint.gpus import gpu_variants
 from kvlint.gpus import lookup_gpu
+from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.record_replace import replace
 from kvlint.settled import EngineFacts
@@ -115,7 +116,10 @@ def _across_versions(
     accounting differs, so a verdict that depends on the release says so (the figures and the
     band stay those of the release sized as)."""
     readings = [(first.version, first)]
-    for version in facts.version_lines:
+    lines = facts.version_lines
+    if facts.mla_full_kv_release and any(layer.kind is CacheKind.MLA for layer in spec.layers):
+        lines = (*lines, facts.mla_full_kv_release)
+    for version in lines:
         if version == first.version:
             continue
         pinned = replace(dep, engine_version=Sourced(version, dep.span, default=True))

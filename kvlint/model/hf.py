@@ -22,6 +22,7 @@ from kvlint.model.params import estimate_params
 from kvlint.model.params import estimate_vision_params
 from kvlint.model.quant import read_quantization
 from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import RopeScaling
 
@@ -207,7 +208,20 @@ def _build(
         ssm_state_dtype=cfg.opt_str("mamba_ssm_dtype") or cfg.opt_str("mamba_ssm_cache_dtype"),
         mtp_layers=cfg.opt_int_of(("mtp_num_hidden_layers", "num_nextn_predict_layers")),
         mamba_chunk_size=cfg.opt_int_of(("mamba_chunk_size", "chunk_size"), minimum=1),
+        mla_expanded=_mla_expanded(cfg, shape.num_attention_heads) if is_mla else None,
     )
+
+
+def _mla_expanded(cfg: ConfigView, heads: int) -> LayerSpec | None:
+    """What an MLA layer cached as plain attention holds: vLLM's deepseek_v2.py before 0.7.1
+    ran ``Attention(num_heads, qk_nope_head_dim + qk_rope_head_dim, num_kv_heads=num_heads)``
+    with V padded to the K width (vllm-project/vllm#10927 of December 2024, "Before": 5,373
+    blocks in 35.42 GiB for DeepSeek-V2-Lite, 16 heads x 2 x 27 layers per token)."""
+    nope = cfg.opt_int("qk_nope_head_dim", minimum=0)
+    rope = cfg.opt_int("qk_rope_head_dim", minimum=0)
+    if nope is None or rope is None or heads <= 0:
+        return None
+    return LayerSpec(CacheKind.FULL, kv_heads=heads, head_dim_k=nope + rope, head_dim_v=nope + rope)
 
 
 def _text_view(top: ConfigView) -> ConfigView:

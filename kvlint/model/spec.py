@@ -128,6 +128,10 @@ class ModelSpec:
     # ``num_nextn_predict_layers``; None when the config does not say): an MTP drafter runs
     # them, each with an attention cache of its own.
     mtp_layers: int | None = None
+    # MLA models: the layer an engine that does not run MLA caches in place of each latent one
+    # (every attention head's K of qk_nope_head_dim + qk_rope_head_dim, and V padded to that
+    # width: vLLM before 0.7.1); None for other models.
+    mla_expanded: LayerSpec | None = None
     # The Mamba-2 scan's chunk (``mamba_chunk_size``, else ``chunk_size``; vLLM's
     # ModelConfig.get_mamba_chunk_size), which vLLM aligns blocks to when it caches every state.
     mamba_chunk_size: int | None = None

@@ -58,6 +58,13 @@ VLLM_V1_DEFAULT_SINCE = (0, 10)
 VLLM_V1_SINCE = (0, 8)
 VLLM_V0_REMOVED_IN = (0, 11)
 V1_SWITCH_ENV = "VLLM_USE_V1"
+# MLA: vLLM caches DeepSeek-style latent attention as one latent vector per token from 0.7.1
+# (vllm-project/vllm#12601; Red Hat's "Enhancing DeepSeek models with MLA and FP8
+# optimizations in vLLM": "10x memory capacity" against 0.7.0). Before, deepseek_v2.py cached
+# every head's K and a padded V (ModelSpec.mla_expanded).
+VLLM_MLA_SINCE = (0, 7, 1)
+# The newest release without it: a file naming no release is sized at it too for MLA models.
+VLLM_NEWEST_WITHOUT_MLA = "0.7.0"
 # V0 turns chunked prefill on by itself only for a context above 32K, on CUDA, for a text model
 # without MLA (EngineArgs._set_default_args_v0: "Chunked prefill not supported for Multimodal
 # or MLA in V0", ``use_long_context and is_gpu`` with is_gpu = current_platform.is_cuda(), False

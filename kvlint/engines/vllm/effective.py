@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from kvlint.deployment import Deployment
@@ -185,6 +186,18 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         req.hf_overrides.value if req.hf_overrides else None,
         req.rope_scaling.value if req.rope_scaling else None,
     )
+    if numbers < D.VLLM_MLA_SINCE and spec.mla_expanded is not None:
+        # before MLA support: every latent layer is cached as full K/V of every head
+        full = spec.mla_expanded
+        layers = tuple(full if layer.kind is CacheKind.MLA else layer for layer in spec.layers)
+        spec = replace(
+            spec,
+            layers=layers,
+            num_key_value_heads=full.kv_heads,
+            head_dim=full.head_dim_k,
+            mla_expanded=None,
+        )
+        defaulted.append("MLA layers cached as full K/V of every head (vLLM before 0.7.1)")
     derived = derived_max_model_len(spec, numbers)
 
     asked = req.max_model_len

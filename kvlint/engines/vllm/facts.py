@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.errors import WORLD_SIZE
 from kvlint.settled import EngineFacts
 from kvlint.settled import ParallelRules
@@ -38,4 +39,5 @@ FACTS = EngineFacts(
     # (kvlint/engines/vllm/memory.py LINES): 0.11-0.20 charge no CUDA graphs, 0.8-0.10 charge
     # the CUDA context and NCCL as non-torch memory and sample without FlashInfer.
     version_lines=("0.20.2", "0.10.2"),
+    mla_full_kv_release=D.VLLM_NEWEST_WITHOUT_MLA,
 )

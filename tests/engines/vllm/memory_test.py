@@ -29,6 +29,7 @@ from kvlint.model.catalog import lookup
 from kvlint.units import GiB
 from testing.builders import dense
 from testing.builders import deployment
+from testing.builders import sized
 
 # Llama-3.2-3B: 28 layers, 8 KV heads of 128, hidden 3072, MLP 8192, vocabulary 128,256.
 LLAMA_32_3B = replace(
@@ -325,3 +326,42 @@ def test_vllm_use_v1_0_selects_v0_only_before_its_removal() -> None:
     assert not _settled(engine_version="0.9.2").v0
     assert not _settled(engine_version="0.11.0", env=off).v0  # V0 is gone in 0.11
     assert _settled(engine_version="0.7.3", env={"VLLM_USE_V1": "1"}).v0  # no V1 before 0.8
+
+
+@pytest.mark.parametrize(
+    ("version", "per_token_per_gpu"),
+    [
+        # before MLA support: 16 heads / TP 2 x (K 192 + V padded to 192) x 27 layers x 2 bytes
+        ("0.5.1", 8 * 384 * 27 * 2),
+        ("0.7.0", 8 * 384 * 27 * 2),
+        # from 0.7.1: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 per layer, whole on
+        # every rank
+        ("0.7.1", 576 * 27 * 2),
+        ("0.33.0", 576 * 27 * 2),
+    ],
+)
+def test_mla_is_cached_as_full_kv_before_0_7_1(version: str, per_token_per_gpu: int) -> None:
+    spec = lookup("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct")
+    assert spec is not None
+    dep = deployment(engine_version=version, gpu="L40", tensor_parallel_size=2, max_model_len=4096)
+    e = estimate(dep, spec, lookup_gpu("L40"))
+    assert e.bytes_per_token == per_token_per_gpu
+
+
+def test_real_deepseek_coder_v2_lite_naming_no_release_is_borderline_with_the_doubt() -> None:
+    # vllm-project/vllm#6156, comment of 2024-07-08 (no version printed; vLLM 0.5.x): two L40s,
+    # TP 2, fp16, the model's 163,840 tokens: "The model's max seq len (163840) is larger than
+    # the maximum number of tokens that can be stored in KV cache (63040)". Cached as MLA the
+    # request would fit; vLLM of that time cached 16 heads of K and V, which does not.
+    spec = lookup("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct")
+    assert spec is not None
+    dep = deployment(gpu="NVIDIA L40", tensor_parallel_size=2, dtype="float16")
+    e = sized(dep, spec).engine
+    assert e is not None and e.verdict == BORDERLINE
+    assert e.version_doubt is not None and "0.7.0 refuses" in e.version_doubt
+    assert [r.version for r in e.readings][-1] == "0.7.0"
+    old = deployment(engine_version="0.5.1", gpu="NVIDIA L40", tensor_parallel_size=2)
+    assert estimate(old, spec, lookup_gpu("NVIDIA L40")).fits is False
+    # a model without MLA is sized at no such line
+    plain = sized(deployment(gpu="NVIDIA L40", tensor_parallel_size=2), LLAMA_31_8B).engine
+    assert plain is not None and "0.7.0" not in [r.version for r in plain.readings]
