@@ -112,10 +112,10 @@ def no_band(logs: tuple[int, int] | None, *, cells: bool) -> str:
     if count == 0:
         return "no band: no start-up log of this engine to cross-validate"
     plural = "s" if count != 1 else ""
-    return (
-        f"no band: {count} log{plural} from {sources} source{'s' if sources != 1 else ''}, "
-        f"a band needs {MIN_SOURCES}"
-    )
+    held = f"{count} log{plural} from {sources} source{'s' if sources != 1 else ''}"
+    if sources >= MIN_SOURCES:  # the corpora have grown past the floor; the fit is to come
+        return f"no band: {held} are enough for one, but none is fitted for this engine yet"
+    return f"no band: {held}, a band needs {MIN_SOURCES}"
 
 
 def engine_logs(engine: str) -> tuple[int, int] | None:

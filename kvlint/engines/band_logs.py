@@ -6,10 +6,10 @@ the GPU and settings alone, so a residual could be cross-validated. Do not edit.
 """
 
 POOL_LOGS: dict[str, tuple[int, int]] = {
-    "sglang": (2, 1),
+    "sglang": (4, 2),
     "llamacpp": (7, 7),
     "tgi": (1, 1),
     "ollama": (0, 0),
-    "trtllm": (3, 3),
+    "trtllm": (9, 7),
     "mlx": (0, 0),
 }

@@ -23,7 +23,18 @@ def estimate(engine: str, gpu: str = "H100-80GB", **values: object) -> EngineEst
     return e
 
 
-@pytest.mark.parametrize("engine", ["sglang", "tgi", "trtllm"])
+def test_an_engine_with_enough_sources_but_no_fitted_band_says_so() -> None:
+    e = estimate("trtllm")
+    logs, sources = POOL_LOGS["trtllm"]
+    assert sources >= band.MIN_SOURCES  # what the corpora hold today
+    assert e.band_regime is None and e.available_kv_bytes_low is None
+    assert e.band_note == (
+        f"no band: {logs} logs from {sources} sources are enough for one, but none is fitted "
+        "for this engine yet"
+    )
+
+
+@pytest.mark.parametrize("engine", ["sglang", "tgi"])
 def test_an_engine_with_too_few_sources_says_no_band_with_its_count(engine: str) -> None:
     e = estimate(engine)
     logs, sources = POOL_LOGS[engine]
