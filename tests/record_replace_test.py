@@ -13,26 +13,9 @@ import pytest
 import kvlint
 from kvlint.estimate import EngineEstimate
 from kvlint.finding import Span
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import LayerSpec
-from kvlint.model.spec import ModelSpec
 from kvlint.record_replace import _plain_fields
 from kvlint.record_replace import replace
-
-
-def _spec(layers: int) -> ModelSpec:
-    layer = LayerSpec(CacheKind.FULL, kv_heads=8, head_dim_k=128, head_dim_v=128)
-    return ModelSpec(
-        name="m",
-        model_type="llama",
-        layers=(layer,) * layers,
-        hidden_size=4096,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        head_dim=128,
-        vocab_size=32000,
-        dtype="bfloat16",
-    )
+from testing.builders import dense
 
 
 def test_a_copy_equals_what_dataclasses_makes() -> None:
@@ -45,7 +28,7 @@ def test_a_copy_equals_what_dataclasses_makes() -> None:
 
 
 def test_a_cached_property_is_not_carried_to_the_copy() -> None:
-    spec = _spec(4)
+    spec = dense(layers=4)
     assert spec.layer_shapes[0][1] == 4  # cached on the instance
     shorter = replace(spec, layers=spec.layers[:2])
     assert shorter.layer_shapes[0][1] == 2 and shorter.num_layers == 2

@@ -4,24 +4,8 @@ from __future__ import annotations
 
 from kvlint.arith import memo
 from kvlint.arith.memo import by_model
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
-
-
-def _spec(name: str = "m") -> ModelSpec:
-    layer = LayerSpec(CacheKind.FULL, kv_heads=8, head_dim_k=128, head_dim_v=128)
-    return ModelSpec(
-        name=name,
-        model_type="llama",
-        layers=(layer,) * 4,
-        hidden_size=4096,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        head_dim=128,
-        vocab_size=32000,
-        dtype="bfloat16",
-    )
+from testing.builders import dense
 
 
 def test_a_result_is_computed_once_per_model_and_arguments() -> None:
@@ -32,13 +16,14 @@ def test_a_result_is_computed_once_per_model_and_arguments() -> None:
         calls.append((spec.name, factor, extra))
         return spec.num_layers * factor + extra
 
-    spec = _spec()
+    spec = dense(layers=4)
     assert layers_times(spec, 2) == 8 and layers_times(spec, 2) == 8
     assert layers_times(spec, 3) == 12 and layers_times(spec, 2, extra=1) == 9
     # An equal model that is another object is computed anew: identity, not value, is the key.
-    twin = _spec()
+    twin = dense(layers=4)
     assert twin == spec and layers_times(twin, 2) == 8
-    assert calls == [("m", 2, 0), ("m", 3, 0), ("m", 2, 1), ("m", 2, 0)]
+    name = spec.name
+    assert calls == [(name, 2, 0), (name, 3, 0), (name, 2, 1), (name, 2, 0)]
 
 
 def test_a_full_memory_starts_again_and_still_answers(monkeypatch: object) -> None:
@@ -53,6 +38,6 @@ def test_a_full_memory_starts_again_and_still_answers(monkeypatch: object) -> No
         calls.append(n)
         return spec.num_layers + n
 
-    spec = _spec()
+    spec = dense(layers=4)
     assert [plus(spec, n) for n in (1, 2, 3, 1, 3)] == [5, 6, 7, 5, 7]
     assert calls == [1, 2, 3, 1]  # emptied when 1 and 2 filled it; 3 stayed after 1
