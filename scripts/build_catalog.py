@@ -39,12 +39,11 @@ from typing import Any
 
 from kvlint.errors import KvlintError
 from kvlint.model.catalog.build import build_entry
+from kvlint.model.catalog.build import config_entry
 from kvlint.model.catalog.build import id_from_path
 from kvlint.model.catalog.build import merge_entries
-from kvlint.model.catalog.build import minimal_config
 from kvlint.model.catalog.build import provenance_table
 from kvlint.model.catalog.build import read_catalog
-from kvlint.model.catalog.build import unsized_reason
 from kvlint.model.catalog.build import write_catalog
 
 CATALOG = pathlib.Path(__file__).resolve().parent.parent / "kvlint" / "model" / "catalog"
@@ -201,13 +200,7 @@ def table_entry(
 ) -> dict[str, Any]:
     """An entry from a config read out of another project's table (litgpt, mlc-llm, MaxText):
     the keys the family code reads, refused with its reason where kvlint does not size it."""
-    record: dict[str, Any] = {"id": model_id}
-    if aliases:
-        record["aliases"] = list(aliases)
-    record["config"] = minimal_config(config, name=model_id)
-    refused = unsized_reason(record["config"], name=model_id)
-    if refused is not None:
-        record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
+    record = config_entry(model_id, aliases, config)
     record["source"] = source
     return record
 

@@ -171,6 +171,19 @@ def id_from_path(path: pathlib.Path) -> str | None:
     return None
 
 
+def config_entry(model_id: str, aliases: tuple[str, ...], config: dict[str, Any]) -> dict[str, Any]:
+    """An entry's id, aliases and the keys of ``config`` the family code reads; ``unsized``
+    with its reason where kvlint does not size the architecture (no source yet)."""
+    record: dict[str, Any] = {"id": model_id}
+    if aliases:
+        record["aliases"] = list(aliases)
+    record["config"] = minimal_config(config, name=model_id)
+    refused = unsized_reason(record["config"], name=model_id)
+    if refused is not None:
+        record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
+    return record
+
+
 def build_entry(
     path: pathlib.Path,
     *,
@@ -198,13 +211,7 @@ def build_entry(
             raise KvlintError("no `quantization` object", path=str(hf_quant_config))
         if "quantization_config" not in config:
             config["quantization_config"] = {"quant_method": "modelopt", **quantization}
-    record: dict[str, Any] = {"id": model_id}
-    if aliases:
-        record["aliases"] = list(aliases)
-    record["config"] = minimal_config(config, name=model_id)
-    refused = unsized_reason(record["config"], name=model_id)
-    if refused is not None:
-        record["unsized"] = refused.removeprefix("architecture kvlint does not size: ")
+    record = config_entry(model_id, aliases, config)
     provenance = dict(source or {})
     provenance["sha256"] = hashlib.sha256(data).hexdigest()
     if quant_sha is not None:
