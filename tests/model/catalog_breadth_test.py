@@ -40,6 +40,16 @@ def test_yi_34b_is_grouped_query_attention_with_8_kv_heads() -> None:
     assert spec.max_position_embeddings == 4096
 
 
+@pytest.mark.parametrize("name", ["mistralai/Mistral-Small-24B-Instruct-2501", "mistral-small:24b"])
+def test_mistral_small_3_has_its_own_shape_not_mistral_small_3_1s(name: str) -> None:
+    # Mistral's params.json for 2501: 40 layers, 8 KV heads of 128, 32,768 positions, text only
+    # (3.1, the 2503 release, is a mistral3 model with a vision tower and 131,072 positions)
+    spec = catalog.lookup(name)
+    assert spec is not None
+    assert kv_size(spec).per_token_bytes == 2 * 40 * 8 * 128 * 2
+    assert spec.max_position_embeddings == 32_768
+
+
 @pytest.mark.parametrize(
     ("model_id", "model_type"),
     [
