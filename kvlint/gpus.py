@@ -501,6 +501,36 @@ _CATALOG: tuple[GpuSpec, ...] = (
         source="torch total_memory=48676MB for 'NVIDIA RTX A6000' (gpus.md)",
     ),
     GpuSpec(
+        "RTX-A5000-24GB",
+        "NVIDIA RTX A5000",
+        _mib(24138),
+        compute_capability="8.6",
+        aliases=("rtx-a5000", "a5000", "rtxa5000", "quadro-a5000", "rtx-a5000-24gb"),
+        source="torch total_memory=24138MB for 'NVIDIA RTX A5000' (two public printouts of "
+        "torch.cuda.get_device_properties, one at 24114MB; nvidia-smi 24564 MiB); the card of "
+        "LMCache/LMCache#3430's log",
+    ),
+    GpuSpec(
+        "RTX-A4000-16GB",
+        "NVIDIA RTX A4000",
+        _mib(16376 - 300),
+        compute_capability="8.6",
+        aliases=("rtx-a4000", "a4000", "rtxa4000", "quadro-a4000", "rtx-a4000-16gb"),
+        source="derived: not found; nvidia-smi 16376 MiB for 'NVIDIA RTX A4000' (public "
+        "printouts) minus the ~0.3 GiB smi/CUDA gap of the 24 GB consumer cards; the card of "
+        "NVIDIA/TensorRT-LLM#1188's log ('Quadro A4000')",
+    ),
+    GpuSpec(
+        "RTX-5060-Ti-16GB",
+        "NVIDIA GeForce RTX 5060 Ti",
+        _mib(16311 - 300),
+        compute_capability="12.0",
+        aliases=("rtx-5060-ti", "5060-ti", "rtx5060ti", "rtx-5060ti", "rtx-5060-ti-16gb"),
+        source="derived: not found; nvidia-smi 16311 MiB for the 16 GB GDDR7 card (a public "
+        "hardware note) minus the ~0.3 GiB smi/CUDA gap; the card of javiercancela's "
+        "TensorRT-LLM post",
+    ),
+    GpuSpec(
         "RTX-6000-Ada-48GB",
         "NVIDIA RTX 6000 Ada Generation",
         _mib(48676),
@@ -690,6 +720,8 @@ _PCIE_ONLY = frozenset(
         "RTX-2060-12GB",
         "RTX-6000-Ada-48GB",
         "RTX-PRO-6000-96GB",
+        "RTX-A4000-16GB",
+        "RTX-5060-Ti-16GB",
     }
 )
 

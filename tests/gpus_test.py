@@ -54,6 +54,9 @@ from kvlint.units import MiB
         ("L40", "L40-48GB"),
         ("H20", "H20-96GB"),
         ("V100-32GB", "V100-32GB"),
+        ("NVIDIA RTX A5000", "RTX-A5000-24GB"),  # LMCache/LMCache#3430's card
+        ("Quadro A4000", "RTX-A4000-16GB"),  # NVIDIA/TensorRT-LLM#1188's card
+        ("NVIDIA GeForce RTX 5060 Ti", "RTX-5060-Ti-16GB"),
     ],
 )
 def test_names_people_write(name: str, key: str) -> None:
@@ -93,6 +96,17 @@ def test_cuda_totals_are_the_runtime_figures() -> None:
     assert l4 is not None and l4.total_bytes == 22518 * MiB
     h200 = lookup_gpu("H200")
     assert h200 is not None and h200.total_bytes == 143156 * MiB
+
+
+def test_workstation_and_consumer_cards_named_by_the_corpus() -> None:
+    # torch total_memory=24138MB for 'NVIDIA RTX A5000'; the A4000 and the 5060 Ti have no
+    # NVLink connector, so their pairs are charged as one GPU's non-torch memory.
+    a5000, a4000 = lookup_gpu("RTX A5000"), lookup_gpu("RTX A4000")
+    ti = lookup_gpu("RTX 5060 Ti")
+    assert a5000 is not None and a5000.total_bytes == 24138 * MiB and a5000.nvlink
+    assert a4000 is not None and not a4000.nvlink
+    assert ti is not None and not ti.nvlink and ti.compute_capability == "12.0"
+    assert lookup_gpu("RTX 5060") is None  # the 8 GB card is another part
 
 
 def test_every_entry_records_its_source() -> None:
