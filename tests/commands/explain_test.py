@@ -67,7 +67,7 @@ def test_explain_file_shows_the_numbers(
     assert tail[0] == (
         "deploy.yaml:9:33: KV903 unknown GPU `H1000`; known names include `H800-80GB`, "
         "`H100-SXM-80GB`, "
-        "`H100-PCIe-80GB` (61 known)"
+        "`H100-PCIe-80GB` (64 known)"
     )
     assert tail[1].startswith("    known GPUs  H100-SXM-80GB, H100-PCIe-80GB, ")
     assert len(tail) == 2
