@@ -70,6 +70,24 @@ INIT_NON_TORCH_BAND = (
     (round(0.45 * GiB), round(0.60 * GiB)),
     (round(1.43 * GiB), round(2.05 * GiB)),
 )
+# Tensor parallelism without NVLink-class links (VllmSettled.peer_links false: cards without
+# NVLink, NCCL_P2P_DISABLE, ranks on several nodes): the TP growth above is NCCL's device
+# buffers over many NVLink channels and NVLS, which such a group does not allocate (the profiled
+# non-torch memory is charged as one GPU for the same reason, memory.non_torch_bytes). The
+# context is one GPU's; the band's top adds the 0.2 GiB NCCL left on dennislee22's A100 pairs
+# without P2P. club-3090's 4 x RTX 3090 PCIe compose file (TP 4, 0.95 of 23.69 GiB) started,
+# so its init took at most 1.18 GiB: the NVLink figure's 1.5 would have refused it.
+INIT_NON_TORCH_UNLINKED_BAND = (round(0.45 * GiB), round(0.80 * GiB))
+
+
+def init_non_torch(s: VllmSettled) -> tuple[int, tuple[int, int]]:
+    """What the CUDA context and NCCL hold before ``init_device``'s free-memory check: the
+    point figure and its band, by parallel size and links."""
+    if s.tp * s.pp == 1:
+        return INIT_NON_TORCH, INIT_NON_TORCH_BAND[0]
+    if not s.peer_links:
+        return INIT_NON_TORCH, INIT_NON_TORCH_UNLINKED_BAND
+    return INIT_NON_TORCH_TP, INIT_NON_TORCH_BAND[1]
 
 
 # vLLM 0.14.0 and 0.15 compare one request of the whole model with each stage's memory under
@@ -394,7 +412,7 @@ def _free_check(s: VllmSettled, point: EngineEstimate) -> str | None:
     total = point.gpu_total_bytes
     if total is None or s.kv_cache_memory_bytes is not None or s.numbers < (0, 9):
         return None
-    low, high = INIT_NON_TORCH_BAND[1 if s.tp * s.pp > 1 else 0]
+    _, (low, high) = init_non_torch(s)
     requested = math.ceil(total * s.fraction)
     passes = [total - init >= requested for init in (low, high)]
     return BORDERLINE if passes[0] != passes[1] else None
@@ -462,7 +480,7 @@ def _point(
             notes.append(held)
     if total is not None and kv_bytes is None and s.numbers >= (0, 9):
         # init_device: the free memory after the CUDA context and NCCL must cover the request.
-        init = INIT_NON_TORCH_TP if s.tp * s.pp > 1 else INIT_NON_TORCH
+        init, _ = init_non_torch(s)
         free = total - init - reserved_bytes(s)
         requested = math.ceil(total * s.fraction)
         held = reserved_note(s, "free memory at start reduced by it")

@@ -365,3 +365,47 @@ def test_real_deepseek_coder_v2_lite_naming_no_release_is_borderline_with_the_do
     # a model without MLA is sized at no such line
     plain = sized(deployment(gpu="NVIDIA L40", tensor_parallel_size=2), LLAMA_31_8B).engine
     assert plain is not None and "0.7.0" not in [r.version for r in plain.readings]
+
+
+@pytest.mark.parametrize(
+    ("env", "refuses"),
+    [
+        # NVLink-class links assumed (the 3090 has a bridge): NCCL's TP buffers of the H100
+        # init snapshots, 1.5 GiB, leave 22.19 GiB free of the 22.51 asked.
+        ({}, True),
+        # NCCL_P2P_DISABLE=1: the context of one GPU (0.51 GiB), 23.18 GiB free.
+        ({"NCCL_P2P_DISABLE": "1"}, False),
+    ],
+)
+def test_the_free_memory_check_of_a_tp_group_without_peer_links(
+    env: dict[str, str], refuses: bool
+) -> None:
+    # club-3090's archived 4 x RTX 3090 PCIe compose files (multi4/autoround-int4/dflash.yml at
+    # 4a29ab5: TP 4, gpu_memory_utilization 0.95, NCCL_P2P_DISABLE=1) started on 0.20.1rc1.
+    dep = deployment(
+        engine_version="0.20.1",
+        gpu="RTX 3090",
+        tensor_parallel_size=4,
+        memory_fraction=0.95,
+        max_model_len=8192,
+        env=env,
+    )
+    e = estimate(dep, LLAMA_31_8B, lookup_gpu("RTX 3090"))
+    assert (e.refusal is Refusal.FREE_MEMORY) is refuses
+    # Inside the unlinked band's top too (0.80 GiB): not borderline either.
+    assert e.verdict != BORDERLINE
+
+
+def test_a_card_without_nvlink_has_no_nvlink_init_memory() -> None:
+    # Two RTX 4090s (no NVLink connector) at 0.96 of 23.99 GiB: 23.03 GiB asked, 23.48 free
+    # after one GPU's context, 22.49 after the NVLink TP figure.
+    dep = deployment(
+        engine_version="0.19.0",
+        gpu="RTX 4090",
+        tensor_parallel_size=2,
+        memory_fraction=0.96,
+        max_model_len=8192,
+    )
+    e = estimate(dep, LLAMA_31_8B, lookup_gpu("RTX 4090"))
+    assert e.refusal is not Refusal.FREE_MEMORY
+    assert e.band_refusal is not Refusal.FREE_MEMORY
