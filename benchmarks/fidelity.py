@@ -242,6 +242,12 @@ LOGGED_ENVIRONMENT: dict[str, dict[str, Any]] = {
     # noonghunna/club-3090#642, "(2x RTX 3090 PCIe Gen4 x8/x8, no NVLink, ...)": the reporter's
     # run sets NCCL_P2P_DISABLE=1 (custom all-reduce off), as the corpus notes record.
     "vllm-qwen36-27b-int4-2x3090-pcie-club642": {"env": {"NCCL_P2P_DISABLE": "1"}},
+    # club-3090's archived 4 x RTX 3090 PCIe compose files (4a29ab5, models/qwen3.6-27b/vllm/
+    # compose/_archive/multi4/autoround-int4/{dflash,fp8-mtp}.yml) set `NCCL_P2P_DISABLE=1` and
+    # `VLLM_USE_FLASHINFER_SAMPLER=1` in the service's environment (and
+    # --disable-custom-all-reduce); the corpus quotes only the figures.
+    "vllm-qwen3.6-27b-autoround-int4-4x3090-tp4-dflash-club3090": {"env": _NO_P2P},
+    "vllm-qwen3.6-27b-autoround-int4-4x3090-tp4-fp8kv-mtp-club3090": {"env": _NO_P2P},
 }
 
 
@@ -546,6 +552,8 @@ class Replay:
         (also when the GPU was busy with another process: no file says that)."""
         if self.logged.get("non_memory_error") or self.case["id"] in NOT_A_MEMORY_REFUSAL:
             return None
+        if self.case["id"] in OUTCOME_NOT_QUOTED:
+            return None
         if not self.stated():
             return None
         busy = _BUSY.search(str(self.logged.get("error") or ""))
@@ -591,6 +599,19 @@ NOT_A_MEMORY_REFUSAL = {
         "allocated and the 4,096-token prefill had run when it failed. Per GPU: 16.06 GiB of "
         "weights + 0.62 GiB of cache + under 1 GiB of logits and activations, of the A10G's "
         "22.06 GiB; the exception itself is not in the issue"
+    ),
+}
+
+
+# Cases whose log goes on past the quoted lines to an outcome the case does not quote: whether
+# the engine started is not known, so no verdict is scored (the summary counts them).
+OUTCOME_NOT_QUOTED = {
+    "vllm-deepseek-coder-6.7b-2xt4-tp2-fp16": (
+        "the notes say an error follows the '# GPU blocks: 507' line and do not quote it; that "
+        "line is V0's (distributed_gpu_executor.py, 0.4.3-0.5), whose start-up raises 'The "
+        "model's max seq len (65536) is larger than the maximum number of tokens that can be "
+        "stored in KV cache (8112)' for 507 blocks of 16 (deepseek-coder-6.7b: 16,384 positions "
+        "x linear RoPE factor 4): recorded as started, it most likely refused"
     ),
 }
 

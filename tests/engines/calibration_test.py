@@ -222,3 +222,15 @@ def test_refusal_verdict_right_for_every_error_case_naming_its_gpu(replays: list
     assert round(tgi.free.weights_bytes / GiB, 2) == 16.06
     assert tgi.free.bytes_per_token == 40_960
     assert tgi.free.weights_bytes + 16_000 * 40_960 < 0.8 * tgi.free.gpu_total_bytes
+
+
+@requires_shared
+def test_a_case_whose_outcome_is_not_quoted_scores_no_verdict(replays: list[Any]) -> None:
+    from benchmarks.fidelity import OUTCOME_NOT_QUOTED
+
+    assert set(OUTCOME_NOT_QUOTED) == {"vllm-deepseek-coder-6.7b-2xt4-tp2-fp16"}
+    (replay,) = [r for r in replays if r.case["id"] in OUTCOME_NOT_QUOTED]
+    assert "An error follows" in replay.case["notes"]
+    assert replay.logged.get("error") is None  # recorded as started
+    assert replay.logged_refusal() is None
+    assert replay.banded_verdict() is None
