@@ -10,10 +10,13 @@ first the embedding and the last the output head (``vllm/distributed/utils.py``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvlint.arith.memo import by_model
+from kvlint.model.spec import LayerParams
 from kvlint.model.spec import ModelSpec
+from kvlint.model.spec import WeightLayout
 
 # Bits per weight of the quantised linear layers, scales included.
 _BITS: dict[str, float] = {
@@ -59,6 +62,9 @@ _BITS: dict[str, float] = {
     "f16": 16.0,
 }
 
+# Bytes of ``params`` weights of one role (in one layer): what _by_layout charges.
+_Charge = Callable[[str, int, "int | None"], int]
+
 _DTYPE_BITS = {
     "float32": 32.0,
     "fp32": 32.0,
@@ -85,6 +91,9 @@ class WeightBreakdown:
     experts_per_layer: tuple[int, ...] = ()
     # A multimodal model's vision encoder and projector, on the first pipeline stage.
     vision: int = 0
+    # The checkpoint's multi-token-prediction layers (not in ``total``): weights an MTP drafter
+    # loads beside the target, on the last pipeline stage.
+    mtp: int = 0
 
     @property
     def total(self) -> int:
@@ -186,12 +195,16 @@ def weight_breakdown(
     # language model's linear layers.
     vision = round((spec.vision_param_count or 0) * dense_bits / 8)
     layers = max(1, spec.num_layers)
+    layout = spec.quantization.layout if spec.quantization is not None else None
+    if layout is not None and spec.layer_params:
+        return _by_layout(spec, layout, dense_bits, vision)
     plain, experts = _layer_params(spec)
     if spec.weight_bytes and dtype is None:
         body = max(0, spec.weight_bytes - embed - head - vision)
         per = body // layers
         # The checkpoint does not say which bytes are experts: split by the parameter counts.
         expert_bytes = per * experts // (plain + experts) if plain + experts else 0
+        # The checkpoint's size holds its MTP layers: left there, not charged again.
         return WeightBreakdown(
             embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers, vision
         )
@@ -206,7 +219,51 @@ def weight_breakdown(
         expert_bytes = round(experts * bits / 8)
         per = round(plain * bits / 8) + expert_bytes
     label = f"parameters x {bits:g} bits" + (f" ({method})" if method else "")
-    return WeightBreakdown(embed, head, (per,) * layers, label, (expert_bytes,) * layers, vision)
+    # MTP layers, where no per-module layout says: at the linear layers' bits (AutoRound's and
+    # GPTQ's recipes quantise them with the rest: club-3090's Qwen3.6-27B AutoRound INT4 keeps
+    # only its mtp.fc in BF16; ModelOpt's exclude them, which its layout states).
+    mtp = round((spec.mtp_param_count or 0) * bits / 8)
+    return WeightBreakdown(
+        embed, head, (per,) * layers, label, (expert_bytes,) * layers, vision, mtp
+    )
+
+
+def _by_layout(
+    spec: ModelSpec, layout: WeightLayout, dense_bits: float, vision: int
+) -> WeightBreakdown:
+    """Each decoder layer charged role by role at the precision the checkpoint's per-module
+    quantisation gives it (kvlint.model.layout): a mixed-precision NVFP4 checkpoint keeps its
+    attention in FP8 and its MTP layers in BF16, an ``ignore`` list keeps attention at 16 bits.
+    The checkpoint's own size, where known, is left aside: it does not say which bytes are
+    which layer's, and the MTP layers it holds load only with an MTP drafter."""
+
+    def at(role: str, params: int, layer: int | None = None) -> int:
+        bits = layout.bits(role, layer)
+        return round(params * (bits if bits is not None else dense_bits) / 8)
+
+    embed_params = spec.vocab_size * spec.hidden_size
+    embed = at("embedding", embed_params)
+    head = 0 if spec.tie_word_embeddings else at("head", embed_params)
+    per: list[int] = []
+    routed: list[int] = []
+    for index, p in enumerate(spec.layer_params):
+        experts = at("experts", p.experts, index)
+        per.append(_layer_bytes(p, index, at) + experts)
+        routed.append(experts)
+    mtp = at("mtp", spec.mtp_param_count or 0)
+    label = "per-module precisions of the checkpoint"
+    return WeightBreakdown(embed, head, tuple(per), label, tuple(routed), vision, mtp)
+
+
+def _layer_bytes(p: LayerParams, index: int, at: _Charge) -> int:
+    """A layer's weights but its routed experts."""
+    return (
+        at("mixer", p.mixer, index)
+        + at("mlp", p.mlp, index)
+        + at("shared", p.shared, index)
+        + at("latent", p.latent, index)
+        + at("router", p.router, index)
+    )
 
 
 def pp_layer_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
@@ -238,6 +295,7 @@ def weight_bytes_per_gpu(
     quantization: str | None = None,
     dtype: str | None = None,
     expert_shards: int = 1,
+    mtp: bool = False,
 ) -> int:
     """Weights on one GPU of pipeline ``stage``: its layers (plus the embedding on the first
     stage and the head on the last), divided by tensor parallelism.
@@ -246,6 +304,8 @@ def weight_bytes_per_gpu(
     places whole experts across the ``tp x dp`` ranks of a stage (``FusedMoE``'s
     ``ep_size = tp_size * dp_size``, vllm/model_executor/layers/fused_moe/config.py), so a rank
     holds ``1 / (tp x dp)`` of the experts while attention and dense layers stay ``1 / tp``.
+    ``mtp`` adds the checkpoint's multi-token-prediction layers on the last stage: an MTP
+    drafter loads them beside the target (vLLM's ``Model loading took`` counts both).
     """
     breakdown = weight_breakdown(spec, quantization, dtype)
     ranges = pp_layer_ranges(len(breakdown.per_layer), pp)
@@ -259,4 +319,6 @@ def weight_bytes_per_gpu(
     if stage == pp - 1:
         # A tied head is a separate copy on the last stage when PP splits the model.
         total += breakdown.head or (breakdown.embedding if pp > 1 else 0)
+        if mtp:
+            total += breakdown.mtp
     return total // max(1, tp)

@@ -18,6 +18,7 @@ from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Family
 from kvlint.model.families.base import Locator
 from kvlint.model.families.unsized import unsized_reason
+from kvlint.model.params import estimate_mtp_params
 from kvlint.model.params import estimate_params
 from kvlint.model.params import estimate_vision_params
 from kvlint.model.quant import read_quantization
@@ -209,6 +210,8 @@ def _build(
         mtp_layers=cfg.opt_int_of(("mtp_num_hidden_layers", "num_nextn_predict_layers")),
         mamba_chunk_size=cfg.opt_int_of(("mamba_chunk_size", "chunk_size"), minimum=1),
         mla_expanded=_mla_expanded(cfg, shape.num_attention_heads) if is_mla else None,
+        layer_params=params.layers,
+        mtp_param_count=estimate_mtp_params(cfg, arch, text_type, params.layers),
     )
 
 

@@ -13,6 +13,7 @@ from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.nemotron_h import layer_pattern
 from kvlint.model.spec import CacheKind
+from kvlint.model.spec import LayerParams
 from kvlint.model.spec import LayerSpec
 
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
@@ -38,6 +39,9 @@ class ParamEstimate:
     num_experts: int | None
     intermediate_size: int | None
     routed_experts: int | None = None  # the routed experts' parameters, in ``total``
+    # Each decoder layer's parameters by role (the embeddings and head apart); empty where the
+    # family's count is not layer by layer (Gemma 3n / 4 E-models' per-layer inputs).
+    layers: tuple[LayerParams, ...] = ()
 
 
 def estimate_params(
@@ -65,16 +69,19 @@ def estimate_params(
     total = embed + head
     routed = 0
     active = head  # the input embedding is a lookup, not compute
+    per_layer: list[LayerParams] = []
     for index, layer in enumerate(arch.layers):
         mixer = _mixer_params(cfg, shape.hidden_size, shape.num_attention_heads, layer)
         total += mixer
         active += mixer
         if model_type == "nemotron_h":
+            per_layer.append(_nemotron_layer(cfg, hidden, intermediate, experts, index, mixer))
             continue  # its MLPs are separate layers: see _nemotron_mlp
         if model_type == "nemotron-nas":
             mlp = _nas_mlp(cfg, hidden, index)
             total += mlp
             active += mlp
+            per_layer.append(LayerParams(mixer=mixer, mlp=mlp))
             continue
         if experts and _is_moe_layer(cfg, index):
             expert_size = cfg.opt_int("moe_intermediate_size", minimum=0) or intermediate
@@ -88,9 +95,12 @@ def estimate_params(
             total += experts * one + shared + router
             routed += experts * one
             active += (top_k or 1) * one + shared + router
+            beside = 0
             if cfg.opt_bool("enable_moe_block"):  # Gemma 4: a dense MLP beside the experts
                 total += dense_mlp
                 active += dense_mlp
+                beside = dense_mlp
+            per_layer.append(LayerParams(mixer, beside, shared, 0, experts * one, router))
         else:
             # Gemma 4 E2B: the layers that reuse an earlier layer's cache have an MLP twice as
             # wide (google-deepmind/gemma gemma4/_gemma4.py: override_kv_shared_ffw_hidden =
@@ -100,12 +110,15 @@ def estimate_params(
             )
             total += wide * dense_mlp
             active += wide * dense_mlp
+            per_layer.append(LayerParams(mixer=mixer, mlp=wide * dense_mlp))
     shares = any(layer.kind is CacheKind.SHARED for layer in arch.layers)
     per_layer_table, per_layer_compute = _per_layer_input_params(
         cfg, hidden, len(arch.layers), vocab, shares=shares
     )
     total += per_layer_table + per_layer_compute
     active += per_layer_compute
+    if per_layer_table or per_layer_compute:
+        per_layer = []  # not layer by layer: the per-layer inputs are one table
     if model_type == "nemotron_h":
         extra_total, extra_active = _nemotron_mlp(cfg, hidden, intermediate, experts, top_k)
         total += extra_total
@@ -117,7 +130,31 @@ def estimate_params(
         num_experts=experts,
         intermediate_size=intermediate,
         routed_experts=routed if experts else None,
+        layers=tuple(per_layer),
     )
+
+
+def _nemotron_layer(
+    cfg: ConfigView, hidden: int, intermediate: int, experts: int | None, index: int, mixer: int
+) -> LayerParams:
+    """Nemotron-H layer ``index`` by role: a Mamba or attention mixer, a dense MLP (``-``) or a
+    (latent) MoE (``E``), as ``hybrid_override_pattern`` lays them out (see _nemotron_mlp)."""
+    pattern = layer_pattern(cfg) or ""
+    kind = pattern[index] if index < len(pattern) else ""
+    if kind == "-":
+        return LayerParams(mixer=mixer, mlp=2 * hidden * intermediate)
+    if kind != "E" or not experts:
+        return LayerParams(mixer=mixer)
+    size = cfg.opt_int("moe_intermediate_size") or intermediate
+    width = _expert_width(cfg, hidden)
+    shared = (
+        (cfg.opt_int("n_shared_experts") or 0)
+        * 2
+        * hidden
+        * (cfg.opt_int("moe_shared_expert_intermediate_size") or size)
+    )
+    latent = 2 * hidden * width if width != hidden else 0
+    return LayerParams(mixer, 0, shared, latent, experts * 2 * width * size, hidden * experts)
 
 
 def _per_layer_input_params(
@@ -360,3 +397,39 @@ def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
         total += round(hidden / (ratio * ratio)) * adapter_in + adapter_in * adapter_out
         output = cfg.opt_int("vision_output_dim", minimum=1) or adapter_out
     return total + output * text_hidden
+
+
+def estimate_mtp_params(
+    cfg: ConfigView, arch: Architecture, model_type: str, layers: tuple[LayerParams, ...]
+) -> int | None:
+    """The multi-token-prediction layers' own weights (``mtp_num_hidden_layers``,
+    ``num_nextn_predict_layers``): per MTP layer a full-attention mixer and the model's last
+    MLP or MoE, and the projection of the embedding and hidden state together (``eh_proj`` /
+    ``fc``: 2 x hidden -> hidden); the embedding and head are the target's (vLLM's
+    deepseek_mtp.py, qwen3_5_mtp.py, nemotron_h_mtp.py share them). Nemotron-H's MTP block is
+    ``mtp_hybrid_override_pattern`` (Nemotron 3 Super: ``*E``, an attention layer and a latent
+    MoE layer). None when the config names no MTP layers or the layers are not counted."""
+    count = cfg.opt_int_of(("mtp_num_hidden_layers", "num_nextn_predict_layers"), minimum=0)
+    if not count or not layers or len(layers) != len(arch.layers):
+        return None
+    hidden = arch.shape.hidden_size
+    attention = next(
+        (p.mixer for p, layer in zip(layers, arch.layers, strict=True) if layer.kind.grows),
+        None,
+    )
+    if attention is None:
+        return None
+    projection = 2 * hidden * hidden
+    if model_type == "nemotron_h":
+        pattern = cfg.opt_str("mtp_hybrid_override_pattern") or "*E"
+        moe = next((p for p in layers if p.experts), None)
+        block = 0
+        for kind in pattern:
+            if kind == "*":
+                block += attention
+            elif kind == "E" and moe is not None:
+                block += moe.shared + moe.latent + moe.experts + moe.router
+        return count * (block + projection)
+    last = layers[-1]
+    return count * (attention + last.mlp + last.shared + last.latent + last.experts + last.router
+                    + projection)  # fmt: skip

@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvlint.model.families.base import ConfigView
+from kvlint.model.layout import NVFP4_BITS
+from kvlint.model.layout import read_layout
+from kvlint.model.layout import scheme_bits
 from kvlint.model.spec import Quantization
 
 # Bits per weight of methods whose bits the config does not spell out. MXFP4 stores 4-bit values
@@ -55,13 +58,36 @@ def read_quantization(cfg: ConfigView) -> Quantization | None:
             f"got {method!r}",
         )
     method = method.lower()
+    bits = _weight_bits(method, qc)
+    group = _group_size(method, qc)
     return Quantization(
         method=method,
-        weight_bits=_weight_bits(method, qc),
+        weight_bits=bits,
         kv_cache_dtype=_kv_scheme(qc),
-        group_size=_group_size(method, qc),
+        group_size=group,
         attention_kept=_attention_kept(method, qc),
+        layout=read_layout(method, qc, _stored_bits(method, qc, bits, group)),
     )
+
+
+def _stored_bits(
+    method: str, qc: Mapping[str, Any], bits: float | None, group: int | None
+) -> float | None:
+    """The bits a quantised linear layer takes in storage, scales included: the default of a
+    per-module layout (kvlint.arith.weights.linear_bits charges the same for a checkpoint
+    without one: above 4 bits the values alone, else a 16-bit scale per group of
+    ``group_size``, 128 and a packed zero point unless the config says)."""
+    if bits is None:
+        return None
+    if method == "compressed-tensors":
+        for weights in _weight_groups(method, qc):
+            return scheme_bits(weights)
+    if bits > 4:
+        return bits
+    size = qc.get("group_size") if group is None else group
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return bits + 16 / size
+    return bits + 32 / 128
 
 
 def _is_mlx(qc: Mapping[str, Any]) -> bool:
@@ -130,12 +156,11 @@ def _weight_bits(method: str, qc: Mapping[str, Any]) -> float | None:
             return _MODELOPT_BITS.get(algo.lower())
         return None
     if method == "compressed-tensors":
-        groups = qc.get("config_groups")
-        if isinstance(groups, Mapping):
-            for group in groups.values():
-                weights = group.get("weights") if isinstance(group, Mapping) else None
-                if isinstance(weights, Mapping) and isinstance(weights.get("num_bits"), int):
-                    return float(weights["num_bits"])
+        for weights in _weight_groups(method, qc):
+            if weights.get("type") == "float" and weights.get("num_bits") == 4:
+                return NVFP4_BITS if weights.get("group_size") != 32 else 4.25
+            if isinstance(weights.get("num_bits"), int):
+                return float(weights["num_bits"])
         return None
     bits = _METHOD_BITS.get(method)
     return float(bits) if bits is not None else None

@@ -70,6 +70,74 @@ class RopeScaling:
 
 
 @dataclass(frozen=True)
+class RoleBits:
+    """Bits per weight (scales included) of one kind of module, ``role``, in the decoder layers
+    ``layers`` (every layer when empty), as a checkpoint's per-module quantisation states it.
+
+    Roles: ``mixer`` (attention, MLA, linear-attention or Mamba projections), ``mlp`` (a dense
+    MLP), ``shared`` (shared experts), ``latent`` (latent-MoE projections), ``experts`` (the
+    routed experts), ``router``, ``head`` (``lm_head``), ``embedding``, ``mtp`` (the
+    multi-token-prediction layers), ``vision``.
+    """
+
+    role: str
+    bits: float
+    layers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class WeightLayout:
+    """Which modules of a checkpoint are stored at which precision: a ModelOpt
+    ``MIXED_PRECISION`` layer map, an ``exclude_modules`` / ``ignore`` list, compressed-tensors
+    ``config_groups`` targets, GPTQ / AutoRound per-module bits.
+
+    ``default`` is the bits of a linear layer no rule names (None: kept at the model dtype, as
+    a ModelOpt layer map leaves every module it does not list). A rule listing layers wins over
+    one for every layer.
+    """
+
+    rules: tuple[RoleBits, ...]
+    default: float | None = None
+
+    def bits(self, role: str, layer: int | None = None) -> float | None:
+        """The bits of ``role`` in decoder ``layer`` (None: the model dtype)."""
+        general: float | None = None
+        found = False
+        for rule in self.rules:
+            if rule.role != role:
+                continue
+            if rule.layers:
+                if layer is not None and layer in rule.layers:
+                    return rule.bits
+            elif not found:
+                general, found = rule.bits, True
+        if found:
+            return general
+        if role in _NEVER_DEFAULT:
+            return None
+        return self.default
+
+
+# Modules a quantisation recipe leaves at the model dtype unless it names them: embeddings are
+# lookups (no recipe kvlint reads quantises them unasked), routers and vision towers are left out
+# by every recipe's defaults, and the MTP layers are ignored by the ModelOpt recipes read.
+_NEVER_DEFAULT = frozenset({"embedding", "router", "vision", "mtp"})
+
+
+@dataclass(frozen=True)
+class LayerParams:
+    """One decoder layer's parameters by role (see RoleBits): what a per-module quantisation
+    charges at its own precision."""
+
+    mixer: int = 0
+    mlp: int = 0
+    shared: int = 0
+    latent: int = 0
+    experts: int = 0
+    router: int = 0
+
+
+@dataclass(frozen=True)
 class Quantization:
     """The checkpoint's weight quantisation, and any KV-cache scheme it declares."""
 
@@ -85,6 +153,9 @@ class Quantization:
     # The config keeps the attention at 16 bits (compressed-tensors ``ignore`` naming
     # ``self_attn``): in a mixture of experts only the routed experts are quantised.
     attention_kept: bool = False
+    # Per-module precisions where the checkpoint states them (mixed-precision recipes,
+    # exclude / ignore lists); None where one precision stands for every linear layer.
+    layout: WeightLayout | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +206,12 @@ class ModelSpec:
     # The Mamba-2 scan's chunk (``mamba_chunk_size``, else ``chunk_size``; vLLM's
     # ModelConfig.get_mamba_chunk_size), which vLLM aligns blocks to when it caches every state.
     mamba_chunk_size: int | None = None
+    # Each decoder layer's parameters by role (embeddings and head apart), where the family's
+    # parameter count is layer by layer: a per-module quantisation charges each at its bits.
+    layer_params: tuple[LayerParams, ...] = ()
+    # The multi-token-prediction layers' own parameters (the MTP drafter vLLM loads beside the
+    # target when speculative decoding runs them; embeddings and head are the target's).
+    mtp_param_count: int | None = None
 
     @property
     def num_layers(self) -> int:

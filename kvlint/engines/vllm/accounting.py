@@ -241,6 +241,7 @@ def _stage_budgets(
             quantization=quant,
             dtype=s.dtype.value if s.dtype is not None else None,
             expert_shards=dp,
+            mtp=bool(draft_layers(spec, s.speculative_method, s.speculative_tokens)),
         )
         o = overheads(
             spec,

@@ -22,6 +22,7 @@ from typing import Any
 from kvlint import reading
 from kvlint.errors import KvlintError
 from kvlint.errors import UnsizedArchitecture
+from kvlint.model.layout import compact_quantization
 from kvlint.model.spec import ModelSpec
 
 # Architecture keys kept whenever present, read by the family code today or not: everything
@@ -124,6 +125,10 @@ def minimal_config(config: Mapping[str, Any], *, name: str) -> dict[str, Any]:
             raise KvlintError(f"{name}: the keys kept do not give the same refusal") from None
         return kept
     kept = recorder.kept()
+    quantization = kept.get("quantization_config")
+    if isinstance(quantization, Mapping):
+        # A layer map names every module (Nemotron 3 Super NVFP4: 41,100): kept folded by layer.
+        kept["quantization_config"] = compact_quantization(quantization)
     again = spec_from_config(kept, name=name)
     if comparable(again) != comparable(full):
         raise KvlintError(
