@@ -26,6 +26,7 @@ from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
 from kvlint.model.spec import RopeScaling
+from kvlint.model.vision import vision_encoder
 
 # vllm/transformers_utils/model_arch_config_convertor.py `derive_max_model_len_and_key`:
 # the minimum over the keys present.
@@ -204,6 +205,7 @@ def _build(
         intermediate_size=params.intermediate_size,
         expert_param_count=params.routed_experts,
         vision_param_count=estimate_vision_params(top, shape.hidden_size),
+        vision_encoder=vision_encoder(top, shape.hidden_size),
         source=source,
         notes=tuple(notes),
         ssm_state_dtype=cfg.opt_str("mamba_ssm_dtype") or cfg.opt_str("mamba_ssm_cache_dtype"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kvlint.model.families.base import Architecture
 from kvlint.model.families.base import ConfigView
@@ -334,27 +335,53 @@ _QWEN_VL_TOWERS = {
 }
 
 
-def _qwen_vl_vision(model_type: str | None, cfg: ConfigView, text_hidden: int) -> int | None:
+class QwenVlTower(NamedTuple):
+    """The sizes of a Qwen2-VL / Qwen2.5-VL vision transformer (see above)."""
+
+    width: int
+    depth: int
+    intermediate: int
+    gated: bool
+    patch: int
+    channels: int
+    temporal: int
+    merge: int
+    output: int
+
+    @property
+    def params(self) -> int:
+        mlp = (3 if self.gated else 2) * self.width * self.intermediate
+        embed = self.channels * self.temporal * self.patch * self.patch * self.width
+        merged = self.width * self.merge**2
+        return (
+            embed + self.depth * (4 * self.width**2 + mlp) + merged * merged + merged * self.output
+        )
+
+
+def qwen_vl_tower(model_type: str | None, cfg: ConfigView, text_hidden: int) -> QwenVlTower | None:
+    """The Qwen2-VL / Qwen2.5-VL tower of ``vision_config`` (``cfg``), None for other models."""
     tower = _QWEN_VL_TOWERS.get(model_type or "")
     if tower is None:
         return None
     width_key, default_width, gated, default_intermediate = tower
     width = cfg.opt_int(width_key, minimum=1) or default_width
-    depth = cfg.opt_int("depth", minimum=1) or 32
     if default_intermediate is None:
         intermediate = round(width * (cfg.opt_float("mlp_ratio") or 4.0))
     else:
         intermediate = cfg.opt_int("intermediate_size", minimum=1) or default_intermediate
-    mlp = (3 if gated else 2) * width * intermediate
-    patch = cfg.opt_int("patch_size", minimum=1) or 14
-    channels = cfg.opt_int("in_chans", minimum=1) or cfg.opt_int("in_channels", minimum=1) or 3
-    temporal = cfg.opt_int("temporal_patch_size", minimum=1) or 2
-    merged = width * (cfg.opt_int("spatial_merge_size", minimum=1) or 2) ** 2
     # Qwen2-VL names the merger's output ``hidden_size``, Qwen2.5-VL ``out_hidden_size``.
     out_key = "hidden_size" if model_type == "qwen2_vl" else "out_hidden_size"
-    output = cfg.opt_int(out_key, minimum=1) or text_hidden
-    embed = channels * temporal * patch * patch * width
-    return embed + depth * (4 * width * width + mlp) + merged * merged + merged * output
+    return QwenVlTower(
+        width=width,
+        depth=cfg.opt_int("depth", minimum=1) or 32,
+        intermediate=intermediate,
+        gated=gated,
+        patch=cfg.opt_int("patch_size", minimum=1) or 14,
+        channels=cfg.opt_int("in_chans", minimum=1) or cfg.opt_int("in_channels", minimum=1) or 3,
+        temporal=cfg.opt_int("temporal_patch_size", minimum=1) or 2,
+        merge=cfg.opt_int("spatial_merge_size", minimum=1) or 2,
+        output=cfg.opt_int(out_key, minimum=1) or text_hidden,
+    )
 
 
 def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
@@ -371,9 +398,9 @@ def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     if vision is None:
         return None
     cfg = top.child(vision, "vision_config")
-    qwen = _qwen_vl_vision(top.opt_str("model_type"), cfg, text_hidden)
+    qwen = qwen_vl_tower(top.opt_str("model_type"), cfg, text_hidden)
     if qwen is not None:
-        return qwen
+        return qwen.params
     if cfg.opt_str("model_type") not in _VISION_TYPES:
         return None
     hidden = cfg.opt_int("hidden_size", minimum=1)

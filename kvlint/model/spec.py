@@ -159,6 +159,51 @@ class Quantization:
 
 
 @dataclass(frozen=True)
+class VisionEncoder:
+    """A vision tower as the engine's profile run feeds it: the largest image it can be given.
+
+    ``patches`` is that image's length through the tower (the encoder's sequence), ``tokens``
+    the placeholder tokens it takes in the prompt (what the encoder budget counts), ``width``
+    and ``intermediate`` the tower's hidden and MLP sizes, ``output_width`` the width of the
+    embeddings it hands the language model; ``gated`` and ``rotary`` say how its blocks are
+    built, which decides where their activations peak. A tower whose largest image follows a
+    pixel bound (Qwen2-VL's ``max_pixels``) keeps that bound and the pixels one placeholder
+    token covers, so that a deployment's ``mm_processor_kwargs`` can change it
+    (``at_max_pixels``).
+    """
+
+    width: int
+    intermediate: int
+    patches: int
+    tokens: int
+    output_width: int
+    gated: bool = False  # a gated MLP (gate and up projections) rather than fc1 alone
+    rotary: bool = False  # 2D rotary position embeddings on the queries and keys
+    max_pixels: int | None = None
+    pixels_per_token: int | None = None  # (patch x spatial merge)^2
+    patches_per_token: int = 1  # spatial merge^2
+
+    def at_max_pixels(self, max_pixels: int | None) -> VisionEncoder:
+        """The tower's largest image under another pixel bound (None, or a tower without one:
+        unchanged)."""
+        if max_pixels is None or self.pixels_per_token is None or max_pixels <= 0:
+            return self
+        tokens = max(1, max_pixels // self.pixels_per_token)
+        return VisionEncoder(
+            self.width,
+            self.intermediate,
+            tokens * self.patches_per_token,
+            tokens,
+            self.output_width,
+            self.gated,
+            self.rotary,
+            max_pixels,
+            self.pixels_per_token,
+            self.patches_per_token,
+        )
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """Everything kvlint knows about a model's shape. Built by a family module, never by hand."""
 
@@ -187,6 +232,9 @@ class ModelSpec:
     # The vision encoder and its projector (not in param_count): vLLM loads them with the
     # language model, at the model dtype (weight quantisation recipes leave them out).
     vision_param_count: int | None = None
+    # The vision tower's largest image, for the engine's encoder profile (None: no tower, or
+    # one whose image size kvlint does not read).
+    vision_encoder: VisionEncoder | None = None
     source: str = ""  # where the facts came from: a path, a catalog entry, a hub id
     notes: tuple[str, ...] = field(default=())
     # The head_dim a config.json wrote as hidden_size / KV heads (the cancelling formula, in a

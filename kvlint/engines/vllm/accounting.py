@@ -33,6 +33,7 @@ from kvlint.engines.vllm.facts import FACTS
 from kvlint.engines.vllm.memory import CONSTANTS
 from kvlint.engines.vllm.memory import MemoryConstants
 from kvlint.engines.vllm.memory import Overheads
+from kvlint.engines.vllm.memory import encoder_profile
 from kvlint.engines.vllm.memory import overheads
 from kvlint.engines.vllm.paging import PagedLayer
 from kvlint.engines.vllm.paging import StageLayout
@@ -232,6 +233,15 @@ def _stage_budgets(
     # --enable-expert-parallel (FusedMoEParallelConfig.make: flatten_tp_across_dp, in
     # vllm/model_executor/layers/fused_moe/config.py); attention stays whole on each DP rank.
     dp = s.data_parallel_size.value
+    encoder = spec.vision_encoder
+    profile = encoder_profile(
+        encoder.at_max_pixels(s.mm_max_pixels) if encoder is not None else None,
+        max_num_batched_tokens=s.batched,
+        max_num_seqs=s.seqs,
+        v0=s.v0,
+        limit=s.mm_image_limit,
+        skip=s.skip_mm_profiling,
+    )
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
         w = weight_bytes_per_gpu(
             spec,
@@ -258,6 +268,7 @@ def _stage_budgets(
             v0=s.v0,
             flashinfer=s.flashinfer_sampler,
             linked=s.peer_links,
+            encoder=profile,
         )
         w = max(0, w - offload)
         weights.append(w)

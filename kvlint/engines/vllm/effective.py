@@ -76,6 +76,12 @@ class VllmSettled(Settled):
     # The tensor-parallel ranks may talk over NVLink-class links (defaults.peer_links): NCCL's
     # many channels and the custom all-reduce keep buffers on every GPU (memory.non_torch_bytes).
     peer_links: bool = True
+    # The encoder profile's inputs (memory.encoder_profile): --limit-mm-per-prompt's images a
+    # prompt (None: the default), --skip-mm-profiling (or --language-model-only: no tower to
+    # profile), and the image processor's max_pixels from --mm-processor-kwargs.
+    mm_image_limit: int | None = None
+    skip_mm_profiling: bool = False
+    mm_max_pixels: int | None = None
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
     @property
@@ -161,6 +167,10 @@ def read(dep: Deployment) -> Request:
             "mamba-cache-dtype": dep.settings.get("mamba-cache-dtype"),
             "mamba-ssm-cache-dtype": dep.settings.get("mamba-ssm-cache-dtype"),
             "mamba-cache-mode": dep.settings.get("mamba-cache-mode"),
+            "limit-mm-per-prompt": dep.settings.get("limit-mm-per-prompt"),
+            "mm-processor-kwargs": dep.settings.get("mm-processor-kwargs"),
+            "skip-mm-profiling": dep.settings.get("skip-mm-profiling"),
+            "language-model-only": dep.settings.get("language-model-only"),
         },
     )
 
@@ -334,6 +344,10 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
             nnodes=req.extra("nnodes"),
             p2p_disabled=D.env_switch(req.extra(D.P2P_DISABLE_ENV)),
         ),
+        mm_image_limit=_image_limit(req),
+        skip_mm_profiling=switch(req.extra("skip-mm-profiling"))
+        or switch(req.extra("language-model-only")),
+        mm_max_pixels=_max_pixels(req),
         defaulted=tuple(defaulted),
         decode_context_parallel=_dcp(req),
         prefix_caching=prefix_caching,
@@ -370,6 +384,48 @@ def _speculative(req: Request) -> tuple[str | None, int]:
     if not isinstance(tokens, int) or isinstance(tokens, bool) or not 0 < tokens <= 64:
         return method, 0
     return method, tokens
+
+
+def _json_object(value: Sourced[Any] | None) -> dict[str, Any] | None:
+    """A flag's JSON object (or the mapping a config file writes), None otherwise."""
+    data: Any = value.value if value is not None else None
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return None
+    return data if isinstance(data, dict) else None
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= INT64_MAX:
+        return None
+    return value
+
+
+def _image_limit(req: Request) -> int | None:
+    """``--limit-mm-per-prompt``'s image count: a JSON object (``{"image": 0}``, or
+    ``{"image": {"count": 2, ...}}`` from 0.11), or the older ``image=2,video=1``."""
+    value = req.extra("limit-mm-per-prompt")
+    if value is None:
+        return None
+    limits = _json_object(value)
+    if limits is None and isinstance(value.value, str):
+        pairs = (item.partition("=") for item in value.value.split(","))
+        limits = {key.strip(): number.strip() for key, sep, number in pairs if sep}
+    image = (limits or {}).get("image")
+    if isinstance(image, dict):
+        image = image.get("count")
+    return _whole(image)
+
+
+def _max_pixels(req: Request) -> int | None:
+    """``--mm-processor-kwargs``' ``max_pixels`` (Qwen2-VL's processor bound), if positive."""
+    kwargs = _json_object(req.extra("mm-processor-kwargs"))
+    number = _whole((kwargs or {}).get("max_pixels"))
+    return number or None
 
 
 def _dcp(req: Request) -> int:

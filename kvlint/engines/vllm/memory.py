@@ -12,6 +12,18 @@ source does, by release line (``memory_line``):
   and int64 indices). The torch peak is the larger of the two, so the activation term is
   ``max(forward, sampler)``: the MLP activations of the batch (``intermediate_size / tp`` wide,
   split by tensor parallelism) against ``vocab x rows`` logits (not split).
+* the encoder profile of a multimodal model (``profile_run`` in V1, V0's dummy sequences):
+  dummy images of the largest size the processor makes (``kvlint.model.vision``) go through
+  the vision tower. V1 runs the encoder first on ``min(budget // tokens, max_num_seqs x
+  limit)`` images, the encoder budget being ``max(max_num_batched_tokens, tokens)`` of one
+  image ("Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 63
+  image items"), keeps their embeddings in the encoder cache and then runs the decoder's
+  dummy batch and the sampler beside them. V0 gives each of ``min(max_num_seqs,
+  max_num_batched_tokens // tokens)`` dummy sequences (at least one) ``limit`` images and runs
+  the tower inside the forward pass, the merged embeddings beside the decoder's activations.
+  The tower's peak is over the images' patches: its MLP activations at the profile forward's
+  bytes per activation (the same transformer block the text forward's constant was fitted
+  on), or a rotary tower's attention tensors where those are larger (``encoder_bytes``).
 * non-torch memory: what the device holds outside PyTorch's allocator. V0 and the first V1
   releases charge all of it since the worker started (``peak_memory += non_torch_allocations``),
   later ones only its growth during the profile run (``memory_profiling``'s
@@ -39,6 +51,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from kvlint.model.spec import ModelSpec
+from kvlint.model.spec import VisionEncoder
 from kvlint.units import GiB
 
 # The release lines whose profilers differ (``memory_line``): V0 (before 0.8), the first V1
@@ -175,6 +188,68 @@ def native_sampler(
     return version < SAMPLER_LOW_MEMORY_SINCE
 
 
+class EncoderProfile(NamedTuple):
+    """The encoder profile's dummy images: how many, of the tower's largest size."""
+
+    items: int
+    encoder: VisionEncoder
+
+
+# limit_mm_per_prompt's default: one item of each modality a prompt (vllm/config/multimodal.py).
+DEFAULT_ITEMS_PER_PROMPT = 1
+
+
+def encoder_profile(
+    encoder: VisionEncoder | None,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    v0: bool = False,
+    limit: int | None = None,
+    skip: bool = False,
+) -> EncoderProfile | None:
+    """The images the profile run encodes (see above); None without a tower kvlint reads, with
+    ``--skip-mm-profiling``, or where ``--limit-mm-per-prompt`` allows no image."""
+    if encoder is None or skip or limit == 0:
+        return None
+    per_prompt = DEFAULT_ITEMS_PER_PROMPT if limit is None else max(1, limit)
+    if v0:
+        # vllm/worker/model_runner.py profile_run: max_num_seqs = min(max_num_seqs,
+        # max_num_batched_tokens // max_mm_tokens), at least one, each with the prompt's limit.
+        seqs = max(1, min(max_num_seqs, max_num_batched_tokens // (per_prompt * encoder.tokens)))
+        return EncoderProfile(seqs * per_prompt, encoder)
+    budget = max(max_num_batched_tokens, encoder.tokens)
+    items = min(budget // encoder.tokens, max_num_seqs * per_prompt)
+    return EncoderProfile(max(1, items), encoder)
+
+
+# Bytes per patch and unit of the tower's width in the attention of a rotary tower (Qwen2-VL,
+# Qwen2.5-VL: vllm/model_executor/models/qwen2_vl.py Qwen2VisionAttention.forward): the
+# residual, the fused qkv projection's output and the three contiguous per-head copies of q, k
+# and v, and their concatenation q || k, at 16 bits (1 + 3 + 3 + 2 = 9 x 2 bytes), with q || k
+# rotated in fp32 (``apply_rotary_emb`` with fp32 compute: its input and output, 2 x 2 x 4).
+ROTARY_ATTENTION_BYTES_PER_WIDTH = 9 * 2 + 2 * 2 * 4
+
+
+def encoder_bytes(profile: EncoderProfile, *, tp: int, constants: MemoryConstants) -> float:
+    """The vision tower's peak over the dummy images' patches on one GPU: the larger of its
+    MLP's activations (``intermediate`` wide, at the profile forward's bytes per activation,
+    which was fitted on gated decoder MLPs: gate and up, then the activation, 3 x 2 bytes; an
+    ungated fc1 has two of those three) and, in a rotary tower, its attention's tensors
+    (``ROTARY_ATTENTION_BYTES_PER_WIDTH``). Both split by tensor parallelism (vLLM shards the
+    tower's linear layers as the language model's)."""
+    e = profile.encoder
+    mlp = e.intermediate * constants.bytes_per_intermediate_token * (1.0 if e.gated else 2 / 3)
+    attention = e.width * ROTARY_ATTENTION_BYTES_PER_WIDTH if e.rotary else 0.0
+    return profile.items * e.patches * max(mlp, attention) / max(1, tp)
+
+
+def encoder_output_bytes(profile: EncoderProfile) -> int:
+    """The dummy images' embeddings (16-bit, the language model's width) kept while the
+    decoder's dummy batch runs."""
+    return profile.items * profile.encoder.tokens * profile.encoder.output_width * 2
+
+
 def forward_bytes(
     spec: ModelSpec, *, max_num_batched_tokens: int, tp: int, constants: MemoryConstants
 ) -> float:
@@ -198,17 +273,29 @@ def activation_bytes(
     tp: int = 1,
     native: bool = False,
     constants: MemoryConstants = CONSTANTS,
+    encoder: EncoderProfile | None = None,
+    v0: bool = False,
 ) -> int:
     """The profile run's peak torch memory above what stays resident, on one GPU: the larger
     of the forward pass's MLP activations (split by tensor parallelism) and (on the last
-    stage) the sampler's logits (gathered whole)."""
+    stage) the sampler's logits (gathered whole); with ``encoder`` (the first stage of a
+    multimodal model) also the vision tower's peak, the images' embeddings beside the
+    decoder's batch (V0 holds them twice: the tower's output and the merged input)."""
     forward = forward_bytes(
         spec, max_num_batched_tokens=max_num_batched_tokens, tp=tp, constants=constants
     )
+    kept = 0
+    tower = 0.0
+    if encoder is not None:
+        kept = encoder_output_bytes(encoder) * (2 if v0 else 1)
+        tower = encoder_bytes(encoder, tp=tp, constants=constants)
+    peak = max(tower, forward + kept)
     if not last_stage:
-        return round(forward)
+        return round(peak)
     rows = min(max_num_seqs, max_num_batched_tokens)
-    return round(max(forward, sampler_bytes(spec, rows=rows, native=native, constants=constants)))
+    sampler = sampler_bytes(spec, rows=rows, native=native, constants=constants)
+    # V1 samples with the encoder cache still held; V0 has freed the embeddings by then.
+    return round(max(peak, sampler + (0 if v0 else kept)))
 
 
 def non_torch_bytes(
@@ -263,6 +350,7 @@ def overheads(
     v0: bool = False,
     flashinfer: bool | None = None,
     linked: bool = True,
+    encoder: EncoderProfile | None = None,
 ) -> Overheads:
     return Overheads(
         activation=activation_bytes(
@@ -273,6 +361,8 @@ def overheads(
             tp=tp,
             native=native_sampler(version, vendor, v0, flashinfer),
             constants=constants,
+            encoder=encoder if stage == 0 else None,  # the tower sits on the first stage
+            v0=v0,
         ),
         non_torch=non_torch_bytes(tp, pp, version, constants, v0, linked),
         cudagraph=cudagraph_bytes(spec, tp=tp, layers_on_gpu=layers_on_gpu, constants=constants)

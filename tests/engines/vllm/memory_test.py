@@ -18,7 +18,11 @@ from kvlint.engines.vllm.accounting import PP_WHOLE_MODEL_CHECK
 from kvlint.engines.vllm.effective import VllmSettled
 from kvlint.engines.vllm.memory import CONSTANTS
 from kvlint.engines.vllm.memory import PRIORS
+from kvlint.engines.vllm.memory import ROTARY_ATTENTION_BYTES_PER_WIDTH
 from kvlint.engines.vllm.memory import activation_bytes
+from kvlint.engines.vllm.memory import encoder_bytes
+from kvlint.engines.vllm.memory import encoder_output_bytes
+from kvlint.engines.vllm.memory import encoder_profile
 from kvlint.engines.vllm.memory import memory_line
 from kvlint.engines.vllm.memory import native_sampler
 from kvlint.engines.vllm.memory import non_torch_bytes
@@ -26,6 +30,7 @@ from kvlint.estimate import BORDERLINE
 from kvlint.estimate import Refusal
 from kvlint.gpus import lookup_gpu
 from kvlint.model.catalog import lookup
+from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
 from testing.builders import dense
 from testing.builders import deployment
@@ -409,3 +414,162 @@ def test_a_card_without_nvlink_has_no_nvlink_init_memory() -> None:
     e = estimate(dep, LLAMA_31_8B, lookup_gpu("RTX 4090"))
     assert e.refusal is not Refusal.FREE_MEMORY
     assert e.band_refusal is not Refusal.FREE_MEMORY
+
+
+def _vl(model: str) -> ModelSpec:
+    spec = lookup(model)
+    assert spec is not None and spec.vision_encoder is not None
+    return spec
+
+
+def test_real_encoder_profile_peak_qwen2_vl_2b_on_0_10() -> None:
+    # mrpid12org/imageworks@229b947 vllm_server.log: vLLM 0.10.2 (V1), Qwen2-VL-2B-Instruct in
+    # bf16 on a 16 GB card, 2,048 batched tokens: "Actual usage is 4.15 GiB for weight, 2.65 GiB
+    # for peak activation". The sampler's 256 x 151,936 sorted logits are 1.4 GiB: the peak is
+    # the tower's, one image of 65,536 patches through its rotary attention.
+    spec = _vl("Qwen/Qwen2-VL-2B-Instruct")
+    profile = encoder_profile(spec.vision_encoder, max_num_batched_tokens=2048, max_num_seqs=256)
+    assert profile is not None and profile.items == 1
+    peak = activation_bytes(
+        spec, max_num_batched_tokens=2048, max_num_seqs=256, native=True, encoder=profile
+    )
+    text_only = activation_bytes(spec, max_num_batched_tokens=2048, max_num_seqs=256, native=True)
+    assert text_only / GiB < 1.5
+    # 5%: the log rounds to 0.01 GiB; the attention's bytes are counted from the source.
+    assert abs(peak / GiB - 2.65) / 2.65 <= 0.05
+
+
+def test_real_v0_encoder_inside_the_forward_qwen2_5_vl_7b_on_a_t4() -> None:
+    # unslothai/notebooks@bdda2ef original_template/Qwen2_5_7B_VL_GRPO.ipynb: vLLM 0.9.2's V0
+    # engine, Qwen2.5-VL-7B (bitsandbytes), max_num_seqs 1, 16,384 batched tokens: "PyTorch
+    # activation peak memory takes 2.71GiB". One dummy sequence carries one 16,384-token image;
+    # its embeddings (twice: the tower's output and the merged input) sit beside the decoder's
+    # 16,384-token forward pass, 2.42 GiB alone.
+    spec = _vl("Qwen/Qwen2.5-VL-7B-Instruct")
+    profile = encoder_profile(
+        spec.vision_encoder, max_num_batched_tokens=16384, max_num_seqs=1, v0=True
+    )
+    assert profile is not None and profile.items == 1
+    peak = activation_bytes(
+        spec, max_num_batched_tokens=16384, max_num_seqs=1, native=True, encoder=profile, v0=True
+    )
+    # 5%: the forward pass's constant is fitted (fitted.py).
+    assert abs(peak / GiB - 2.71) / 2.71 <= 0.05
+
+
+def test_real_gemma3_profiles_63_images_at_a_16384_token_budget_on_0_11() -> None:
+    # GoogleCloudPlatform/kubernetes-engine-samples@2b50365 (nemo-rl-on-gke gemma3-27b-it
+    # eval-logs.log), vLLM 0.11.2: "Encoder cache will be initialized with a budget of 16384
+    # tokens, and profiled with 63 image items of the maximum feature size."
+    spec = _vl("google/gemma-3-27b-it")
+    profile = encoder_profile(spec.vision_encoder, max_num_batched_tokens=16384, max_num_seqs=1024)
+    assert profile is not None and profile.items == 63
+
+
+@pytest.mark.parametrize(
+    ("model", "logged"),
+    [
+        ("google/gemma-3-4b-it", 3.89),
+        ("google/gemma-3-12b-it", 3.94),
+        ("google/gemma-3-27b-it", 3.99),
+    ],
+)
+def test_real_gemma3_encoder_cache_beside_the_sampler_on_0_19(model: str, logged: float) -> None:
+    # llm-d-incubation/llm-d-planner@d3121e0, vLLM 0.19.0 on an H100, 8,192 batched tokens and
+    # 1,024 rows: "torch peak memory increase" 3.89 / 3.94 / 3.99 GiB for Gemma 3 4B / 12B /
+    # 27B. The three share one SigLIP tower, whose peak over 31 images stays under the
+    # sampler's 1,024 x 262,208 logits; the peak grows with the language model's width by the
+    # 31 x 260 embeddings the encoder cache holds while the sampler runs.
+    spec = _vl(model)
+    profile = encoder_profile(spec.vision_encoder, max_num_batched_tokens=8192, max_num_seqs=1024)
+    assert profile is not None and profile.items == 31
+    peak = activation_bytes(spec, max_num_batched_tokens=8192, max_num_seqs=1024, encoder=profile)
+    sampler = activation_bytes(spec, max_num_batched_tokens=8192, max_num_seqs=1024)
+    assert encoder_bytes(profile, tp=1, constants=CONSTANTS) < sampler
+    assert peak == sampler + encoder_output_bytes(profile)
+    # 2%: the sampler's constant is fitted on the same sweep (fitted.py).
+    assert abs(peak / GiB - logged) / logged <= 0.02
+
+
+@pytest.mark.parametrize(
+    ("batched", "seqs", "v0", "limit", "items"),
+    [
+        (2048, 256, False, None, 1),  # the budget is at least one image
+        (40000, 256, False, None, 2),  # 40,000 // 16,384
+        (40000, 1, False, None, 1),  # max_num_seqs x the prompt's limit caps it
+        (40000, 1, False, 3, 2),
+        (40000, 256, True, None, 2),  # V0: 40,000 // 16,384 dummy sequences of one image
+        (40000, 256, True, 2, 2),  # V0: one sequence (40,000 // 32,768) of two images
+        (2048, 256, True, None, 1),  # V0: at least one sequence
+    ],
+)
+def test_encoder_profile_items_by_engine_budget_and_limit(
+    batched: int, seqs: int, v0: bool, limit: int | None, items: int
+) -> None:
+    encoder = _vl("Qwen/Qwen2.5-VL-7B-Instruct").vision_encoder
+    profile = encoder_profile(
+        encoder, max_num_batched_tokens=batched, max_num_seqs=seqs, v0=v0, limit=limit
+    )
+    assert profile is not None and profile.items == items
+
+
+def test_no_encoder_profile_without_images_or_with_skip_mm_profiling() -> None:
+    encoder = _vl("Qwen/Qwen2.5-VL-7B-Instruct").vision_encoder
+    for kwargs in ({"limit": 0}, {"skip": True}):
+        none = encoder_profile(encoder, max_num_batched_tokens=8192, max_num_seqs=256, **kwargs)
+        assert none is None  # type: ignore[arg-type]
+    assert encoder_profile(None, max_num_batched_tokens=8192, max_num_seqs=256) is None
+
+
+def test_the_rotary_tower_peaks_in_its_attention_and_splits_with_tp() -> None:
+    spec = _vl("Qwen/Qwen2-VL-2B-Instruct")
+    profile = encoder_profile(spec.vision_encoder, max_num_batched_tokens=8192, max_num_seqs=256)
+    assert profile is not None
+    one = encoder_bytes(profile, tp=1, constants=CONSTANTS)
+    assert one == 65536 * 1280 * ROTARY_ATTENTION_BYTES_PER_WIDTH
+    assert encoder_bytes(profile, tp=2, constants=CONSTANTS) == one / 2
+
+
+@pytest.mark.parametrize(
+    ("settings", "field", "value"),
+    [
+        ({"limit-mm-per-prompt": '{"image": 0, "video": 0}'}, "mm_image_limit", 0),
+        ({"limit-mm-per-prompt": "image=2,video=1"}, "mm_image_limit", 2),
+        ({"limit-mm-per-prompt": '{"image": {"count": 3, "width": 512}}'}, "mm_image_limit", 3),
+        ({"limit-mm-per-prompt": "not json"}, "mm_image_limit", None),
+        ({"mm-processor-kwargs": '{"max_pixels": 1003520}'}, "mm_max_pixels", 1003520),
+        ({"mm-processor-kwargs": '{"max_pixels": "many"}'}, "mm_max_pixels", None),
+        ({"skip-mm-profiling": True}, "skip_mm_profiling", True),
+        ({}, "skip_mm_profiling", False),
+    ],
+)
+def test_encoder_profile_settings_are_read(
+    settings: dict[str, object], field: str, value: object
+) -> None:
+    gpu = lookup_gpu("H100")
+    found = settle(
+        deployment(engine_version="0.11.2", settings=settings),
+        _vl("Qwen/Qwen2.5-VL-7B-Instruct"),
+        gpu,
+    )
+    assert isinstance(found, VllmSettled) and getattr(found, field) == value
+
+
+def test_a_smaller_max_pixels_or_no_images_leaves_more_cache_memory() -> None:
+    spec = _vl("Qwen/Qwen2-VL-2B-Instruct")
+    gpu = lookup_gpu("L4")
+
+    def available(settings: dict[str, object]) -> int:
+        e = estimate(
+            deployment(engine_version="0.10.2", gpu="L4", max_model_len=4096, settings=settings),
+            spec,
+            gpu,
+        )
+        assert e.available_kv_bytes is not None
+        return e.available_kv_bytes
+
+    full = available({})
+    smaller = available({"mm-processor-kwargs": '{"max_pixels": 1003520}'})
+    text_only = available({"limit-mm-per-prompt": '{"image": 0, "video": 0}'})
+    assert full < smaller <= text_only
+    assert smaller - full > 0.8 * GiB  # 65,536 patches -> 5,120 through the tower
