@@ -251,6 +251,27 @@ LOGGED_ENVIRONMENT: dict[str, dict[str, Any]] = {
 }
 
 
+# Settings a case's source passes in its code where the log does not echo them. Unsloth's
+# fast_inference loads vLLM with enable_lora=True and max_loras=1 (unslothai/unsloth-zoo@ce232d6
+# unsloth_zoo/vllm_utils.py load_vllm) and max_lora_rank = the notebook's from_pretrained
+# argument (`max_lora_rank = lora_rank`), else the loader's default of 64 (unslothai/
+# unsloth@015bdef unsloth/models/loader.py FastModel.from_pretrained; the Qwen2.5-VL notebook
+# passes none); each rank below is read off the notebook the case cites.
+UNSLOTH_LORA_RANK: dict[str, int] = {
+    "vllm-llama-3.2-3b-instruct-a100-40g-unsloth-advanced-llama3-1-3b-grpo-lora": 64,
+    "vllm-meta-llama-3.1-8b-instruct-unsloth-bnb-4bit-t4-unsloth-llama3-1-8b-grpo": 32,
+    "vllm-mistral-7b-instruct-v0.3-bnb-4bit-4090-unsloth-mistral-v0-3-7b-grpo": 32,
+    "vllm-qwen2.5-vl-7b-instruct-unsloth-bnb-4bit-t4-unsloth-qwen2-5-7b-vl-grpo": 64,
+    "vllm-qwen3-8b-fp8-l4-unsloth-qwen3-8b-fp8-grpo": 32,
+    "vllm-llama-3.2-3b-instruct-t4-unsloth-advanced-llama3-2-3b-grpo-lora": 64,
+    "vllm-deepseek-r1-0528-qwen3-8b-t4-unsloth-deepseek-r1-0528-qwen3-8b-grpo": 32,
+    "vllm-llama-3.2-1b-instruct-fp8-block-l4-unsloth-llama-fp8-grpo": 32,
+    "vllm-phi-4-bnb-4bit-t4-unsloth-phi-4-14b-grpo": 16,
+    "vllm-qwen2.5-3b-instruct-unsloth-bnb-4bit-t4-unsloth-qwen2-5-3b-grpo": 64,
+    "vllm-qwen3-4b-base-t4-unsloth-qwen3-4b-grpo": 32,
+}
+
+
 def _version(case: dict[str, Any]) -> str | None:
     if case["id"] in NIGHTLY_RELEASE:
         return NIGHTLY_RELEASE[case["id"]]
@@ -334,6 +355,9 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
     if case.get("data_parallel_size"):
         dep.data_parallel_size = s(case["data_parallel_size"])
     dep.env = {**dep.env, **{key: s(value) for key, value in facts.get("env", {}).items()}}
+    if case["id"] in UNSLOTH_LORA_RANK:
+        lora = {"enable-lora": True, "max-lora-rank": UNSLOTH_LORA_RANK[case["id"]]}
+        dep.settings = {**dep.settings, **{key: s(value) for key, value in lora.items()}}
     dep.nnodes = s(facts.get("nnodes"))
     command = " ".join(case.get("quotes") or [])
     if _V0_ENGINE in command:

@@ -15,6 +15,7 @@ from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.deployment import Sourced
+from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import reserved_note
 from kvlint.engines.common import without_storage
@@ -34,6 +35,7 @@ from kvlint.engines.vllm.memory import CONSTANTS
 from kvlint.engines.vllm.memory import MemoryConstants
 from kvlint.engines.vllm.memory import Overheads
 from kvlint.engines.vllm.memory import encoder_profile
+from kvlint.engines.vllm.memory import lora_bytes
 from kvlint.engines.vllm.memory import overheads
 from kvlint.engines.vllm.paging import PagedLayer
 from kvlint.engines.vllm.paging import StageLayout
@@ -214,6 +216,9 @@ def estimate_max_model_len(layout: StageLayout, s: VllmSettled, available: int) 
     return lo
 
 
+_FP32 = frozenset({"float32", "float", "fp32"})
+
+
 def _stage_budgets(
     s: VllmSettled, total: int | None, offload: int, constants: MemoryConstants = CONSTANTS
 ) -> tuple[list[int], list[int], list[Overheads]]:
@@ -271,6 +276,17 @@ def _stage_budgets(
             encoder=profile,
         )
         w = max(0, w - offload)
+        if s.lora_rank is not None:
+            w += lora_bytes(
+                spec,
+                rank=s.lora_rank,
+                max_loras=s.max_loras,
+                tp=s.tp,
+                layers=end - start,
+                first_stage=stage == 0,
+                last_stage=stage == s.pp - 1,
+                dtype_bytes=4 if computed_dtype(s.dtype, spec) in _FP32 else 2,
+            )
         weights.append(w)
         stage_overheads.append(o)
         if kv_bytes is not None:

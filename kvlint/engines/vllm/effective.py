@@ -25,6 +25,7 @@ from kvlint.engines.common import storage
 from kvlint.engines.common import switch
 from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.facts import FACTS
+from kvlint.engines.vllm.memory import DEFAULT_MAX_LORA_RANK as MAX_LORA_RANK
 from kvlint.gpus import GpuSpec
 from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import CacheKind
@@ -82,6 +83,10 @@ class VllmSettled(Settled):
     mm_image_limit: int | None = None
     skip_mm_profiling: bool = False
     mm_max_pixels: int | None = None
+    # --enable-lora: the adapters' rank (--max-lora-rank) and slots (--max-loras), whose
+    # buffers load with the weights (memory.lora_bytes); None when LoRA is off.
+    lora_rank: int | None = None
+    max_loras: int = 1
     defaulted: tuple[str, ...] = ()  # the defaults that decided it, as the notes name them
 
     @property
@@ -171,6 +176,9 @@ def read(dep: Deployment) -> Request:
             "mm-processor-kwargs": dep.settings.get("mm-processor-kwargs"),
             "skip-mm-profiling": dep.settings.get("skip-mm-profiling"),
             "language-model-only": dep.settings.get("language-model-only"),
+            "enable-lora": dep.settings.get("enable-lora"),
+            "max-lora-rank": dep.settings.get("max-lora-rank"),
+            "max-loras": dep.settings.get("max-loras"),
         },
     )
 
@@ -348,6 +356,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         skip_mm_profiling=switch(req.extra("skip-mm-profiling"))
         or switch(req.extra("language-model-only")),
         mm_max_pixels=_max_pixels(req),
+        lora_rank=_lora_rank(req),
+        max_loras=_whole(_value(req.extra("max-loras"))) or 1,
         defaulted=tuple(defaulted),
         decode_context_parallel=_dcp(req),
         prefix_caching=prefix_caching,
@@ -419,6 +429,17 @@ def _image_limit(req: Request) -> int | None:
     if isinstance(image, dict):
         image = image.get("count")
     return _whole(image)
+
+
+def _value(value: Sourced[Any] | None) -> Any:
+    return value.value if value is not None else None
+
+
+def _lora_rank(req: Request) -> int | None:
+    """``--max-lora-rank`` (16 unless set) where ``--enable-lora`` is on, else None."""
+    if not switch(req.extra("enable-lora")):
+        return None
+    return _whole(_value(req.extra("max-lora-rank"))) or MAX_LORA_RANK
 
 
 def _max_pixels(req: Request) -> int | None:

@@ -298,6 +298,53 @@ def activation_bytes(
     return round(max(peak, sampler + (0 if v0 else kept)))
 
 
+# vLLM's LoRA defaults (vllm/config/lora.py): --max-lora-rank 16, --max-loras 1.
+DEFAULT_MAX_LORA_RANK = 16
+DEFAULT_MAX_LORAS = 1
+
+
+def lora_bytes(
+    spec: ModelSpec,
+    *,
+    rank: int,
+    max_loras: int = DEFAULT_MAX_LORAS,
+    tp: int = 1,
+    layers: int | None = None,
+    first_stage: bool = True,
+    last_stage: bool = True,
+    dtype_bytes: int = 2,
+) -> int:
+    """The LoRA slots ``--enable-lora`` allocates when the model loads, on one GPU (inside
+    "Model loading took": V0's load_model and V1's wrap the model in its LoRA manager there).
+
+    vLLM replaces each linear layer with a LoRA layer holding ``max_loras`` adapters of
+    ``max_lora_rank`` (vllm/lora/layers.py ``create_lora_weights``): a column-parallel layer
+    (the fused qkv and gate_up projections) keeps A of its whole input per slice (``rank x
+    hidden``, three and two slices) and B of its output share (``out / tp x rank``); a
+    row-parallel one (o_proj, down_proj) A of its input share and B of its whole output. The
+    embedding keeps A of the vocabulary (``vocab x rank``) and B of the width; the output head
+    A of the width and B of its vocabulary share. All in the model dtype (``lora_dtype``
+    auto). Dense attention and MLP projections only: a mixture of experts' experts and a
+    recurrent mixer are not counted. Unsloth's own estimate (unsloth_zoo vllm_utils.py
+    ``approximate_vllm_memory_usage``) counts the same q, k, v, o and MLP slots."""
+    h = spec.hidden_size
+    q = spec.num_attention_heads * spec.head_dim
+    kv = spec.num_key_value_heads * spec.head_dim
+    tp = max(1, tp)
+    column = 3 * h + (q + 2 * kv) / tp  # qkv: A per slice, B of the output share
+    row = q / tp + h  # o_proj
+    if not spec.num_experts:
+        i = spec.intermediate_size or 4 * h
+        column += 2 * h + 2 * i / tp  # gate_up
+        row += i / tp + h  # down_proj
+    total = (spec.num_layers if layers is None else layers) * (column + row)
+    if first_stage:
+        total += spec.vocab_size + h
+    if last_stage:
+        total += h + spec.vocab_size / tp
+    return round(total * rank * max(1, max_loras) * dtype_bytes)
+
+
 def non_torch_bytes(
     tp: int,
     pp: int,

@@ -23,6 +23,7 @@ from kvlint.engines.vllm.memory import activation_bytes
 from kvlint.engines.vllm.memory import encoder_bytes
 from kvlint.engines.vllm.memory import encoder_output_bytes
 from kvlint.engines.vllm.memory import encoder_profile
+from kvlint.engines.vllm.memory import lora_bytes
 from kvlint.engines.vllm.memory import memory_line
 from kvlint.engines.vllm.memory import native_sampler
 from kvlint.engines.vllm.memory import non_torch_bytes
@@ -573,3 +574,68 @@ def test_a_smaller_max_pixels_or_no_images_leaves_more_cache_memory() -> None:
     text_only = available({"limit-mm-per-prompt": '{"image": 0, "video": 0}'})
     assert full < smaller <= text_only
     assert smaller - full > 0.8 * GiB  # 65,536 patches -> 5,120 through the tower
+
+
+def test_real_lora_slots_load_with_the_weights_llama_32_3b_on_a_t4() -> None:
+    # unslothai/notebooks@bdda2ef original_template/Advanced_Llama3_2_(3B)_GRPO_LoRA.ipynb:
+    # Unsloth's fast_inference starts vLLM 0.8.5.post1 with enable_lora, max_lora_rank 64 (the
+    # notebook's lora_rank) and max_loras 1; fp16 on a T4, gmu 0.59, 160 sequences, 2,048
+    # batched tokens: "Model loading took 6.2473 GiB" where the fp16 checkpoint is 5.98 GiB,
+    # "the rest of the memory reserved for KV Cache is 1.74GiB" (1.93 without the slots).
+    dep = deployment(
+        engine_version="0.8.5.post1",
+        gpu="Tesla T4",
+        env={"VLLM_USE_V1": "0"},
+        memory_fraction=0.59,
+        max_model_len=2048,
+        max_num_seqs=160,
+        max_num_batched_tokens=2048,
+        dtype="float16",
+        settings={"enable-lora": True, "max-lora-rank": 64},
+    )
+    spec = lookup("meta-llama/Llama-3.2-3B-Instruct")
+    assert spec is not None
+    e = estimate(dep, spec, lookup_gpu("Tesla T4"))
+    assert e.weights_bytes is not None and e.available_kv_bytes is not None
+    # 2% on the weights (the checkpoint's tensors are counted from the config), 5% on the pool.
+    assert abs(e.weights_bytes / GiB - 6.2473) / 6.2473 <= 0.02
+    assert abs(e.available_kv_bytes / GiB - 1.74) / 1.74 <= 0.05
+
+
+def test_lora_slots_by_rank_slots_and_tensor_parallelism() -> None:
+    one = lora_bytes(LLAMA_31_8B, rank=16)
+    # Llama-3.1-8B: per layer A of 3 + 2 inputs of 4,096 (qkv, gate_up), 4,096 + 14,336
+    # (o, down); B of 4,096 + 2 x 1,024 + 2 x 14,336 outputs and 2 x 4,096; then the embedding
+    # and the head, 2 x (128,256 + 4,096), all x rank 16 x 2 bytes.
+    per_layer = 5 * 4096 + 4096 + 14336 + 4096 + 2048 + 2 * 14336 + 2 * 4096
+    assert one == (32 * per_layer + 2 * (128256 + 4096)) * 16 * 2
+    assert lora_bytes(LLAMA_31_8B, rank=64) == 4 * one
+    assert lora_bytes(LLAMA_31_8B, rank=16, max_loras=4) == 4 * one
+    # TP splits B of the column layers, A of the row layers and the head's vocabulary
+    assert one / 2 < lora_bytes(LLAMA_31_8B, rank=16, tp=2) < one
+    stages = [
+        lora_bytes(LLAMA_31_8B, rank=16, layers=16, first_stage=f, last_stage=not f)
+        for f in (True, False)
+    ]
+    assert sum(stages) == one
+
+
+def test_lora_is_read_only_where_it_is_enabled() -> None:
+    spec = LLAMA_31_8B
+    gpu = lookup_gpu("H100")
+
+    def settled(settings: dict[str, object]) -> VllmSettled:
+        found = settle(deployment(engine_version="0.19.0", settings=settings), spec, gpu)
+        assert isinstance(found, VllmSettled)
+        return found
+
+    assert settled({}).lora_rank is None
+    assert settled({"max-lora-rank": 64}).lora_rank is None  # no --enable-lora
+    on = settled({"enable-lora": True})
+    assert (on.lora_rank, on.max_loras) == (16, 1)  # vLLM's defaults
+    many = settled({"enable-lora": True, "max-lora-rank": "32", "max-loras": 4})
+    assert (many.lora_rank, many.max_loras) == (32, 4)
+    plain = estimate(deployment(engine_version="0.19.0"), spec, gpu)
+    lora = estimate(deployment(engine_version="0.19.0", settings={"enable-lora": True}), spec, gpu)
+    assert plain.weights_bytes is not None and lora.weights_bytes is not None
+    assert lora.weights_bytes - plain.weights_bytes == lora_bytes(spec, rank=16)
