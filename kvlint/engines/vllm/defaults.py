@@ -13,6 +13,7 @@ from typing import Any
 from kvlint.deployment import Sourced
 from kvlint.engines.versions import NEWEST
 from kvlint.gpus import GpuSpec
+from kvlint.model.spec import ModelSpec
 from kvlint.units import GiB
 from kvlint.versions import parse_version
 
@@ -280,3 +281,31 @@ def vllm_ssm_cache_dtype(model_type: str, config_dtype: str | None, asked: str |
     if model_type in SSM_DTYPE_FROM_CONFIG:
         return config_dtype or SSM_DTYPE_FROM_CONFIG[model_type] or "auto"
     return "auto"
+
+
+# `--kv-cache-dtype auto` follows a ModelOpt checkpoint's declared cache quantisation from 0.14:
+# vllm-project/vllm#30785 ("Load kv-cache dtype from hf_quant_config.json automatically",
+# merged 2025-12-16, the weekly summary of 2025-12-19; its first try #29980 was reverted by
+# #30653), taken as shipping from 0.14 like the other mid-December changes. It resolves the
+# cache dtype when the engine config is made (vllm/utils/torch_utils.py
+# resolve_kv_cache_dtype_string / get_kv_cache_quant_algo_string): only for `quant_method`
+# modelopt*, from `kv_cache_scheme` (float, 8 bits) or `kv_cache_quant_algo` (FP8 ->
+# fp8_e4m3). A compressed-tensors `kv_cache_scheme` is not read there: its scales wait for a
+# cache the user selects (and a weight quantisation never selects one: the KV201 seed).
+# vllm-project/vllm#34752 (open, 2026-02) reports an explicit `--kv-cache-dtype auto` falling
+# back to the model dtype where leaving the flag out follows the checkpoint; the source read
+# resolves both alike, and so does kvlint.
+VLLM_CHECKPOINT_CACHE_DTYPE_SINCE = (0, 14)
+_CHECKPOINT_CACHE_DTYPES = frozenset({"fp8", "fp8_e4m3"})
+
+
+def vllm_checkpoint_cache_dtype(spec: ModelSpec, numbers: tuple[int, ...]) -> str | None:
+    """The cache dtype `auto` means for ``spec`` at release ``numbers`` when the checkpoint
+    declares one vLLM reads, else None (the model dtype)."""
+    quant = spec.quantization
+    if numbers < VLLM_CHECKPOINT_CACHE_DTYPE_SINCE or quant is None:
+        return None
+    if not quant.method.startswith("modelopt") or quant.kv_cache_dtype is None:
+        return None
+    declared = quant.kv_cache_dtype
+    return "fp8_e4m3" if declared in _CHECKPOINT_CACHE_DTYPES else None

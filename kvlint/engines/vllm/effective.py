@@ -286,8 +286,14 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
     if eager is None and switch(req.extra("enforce-eager")):
         eager = Sourced(True, here)
     backend = req.extra("VLLM_ATTENTION_BACKEND") or _sourced_str(req.extra("attention-backend"))
-    # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets.
-    types, cache_note = storage(cache_dtype.value, computed_dtype(req.dtype, spec))
+    # `auto` is the model dtype (never the weight quantisation), or the --dtype a file sets;
+    # from 0.14 a ModelOpt checkpoint's declared cache quantisation where it states one.
+    stored = cache_dtype.value
+    declared = D.vllm_checkpoint_cache_dtype(spec, numbers) if stored == "auto" else None
+    if declared is not None:
+        stored = declared
+        defaulted.append(f"kv_cache_dtype auto: the checkpoint's {declared} cache (ModelOpt)")
+    types, cache_note = storage(stored, computed_dtype(req.dtype, spec))
     recurrent = any(layer.state_elements for layer, _ in spec.layer_shapes)
     prefix = req.extra("enable-prefix-caching")
     if prefix is not None:
