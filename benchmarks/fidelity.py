@@ -4,7 +4,7 @@
     python benchmarks/fidelity.py --cases      # and one row per case
     python benchmarks/fidelity.py --sources    # and one row per source (out of sample)
     python benchmarks/fidelity.py --fit        # the constants fitted on every case, with cases
-    python benchmarks/fidelity.py --write-band # regenerate kvlint/engines/vllm/fitted.py
+    python benchmarks/fidelity.py --write-band # regenerate fitted.py and band_logs.py
 
 Reads both corpora of real start-up logs: ``../shared/fixtures/engine-logs/engine_logs.jsonl``
 and the repository's ``tests/fixtures/engine-logs/corpus.jsonl`` (same schema; see their
@@ -17,7 +17,10 @@ GPU catalog (else the total the log prints), and compares:
   ``kv_cache_memory_bytes``, so only the paging is tested: no constant enters it);
 * the start / refuse verdict, three-valued with the band (starts, refuses, borderline), for
   every case that logs an outcome;
-* whether the logged available memory lies inside kvlint's 90% band.
+* whether the logged available memory lies inside kvlint's 90% band;
+* for the other engines that size a pool from the GPU (TensorRT-LLM, SGLang, TGI): the pool
+  memory their logs state against the one predicted, the residuals their band is built from
+  (kvlint/engines/band.py), and that band's calibration, in-sample and leave-one-source-out.
 
 Two tables. **In-sample**: the memory model's constants fitted on every case, then every case
 predicted with them. **Leave-one-source-out** (the figure quoted): each source's cases (a
@@ -31,14 +34,17 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import importlib
 import json
 import re
 import statistics
 import sys
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +53,9 @@ sys.path.insert(0, str(REPO))
 from kvlint.deployment import Deployment  # noqa: E402
 from kvlint.deployment import Sourced  # noqa: E402
 from kvlint.engines import account as engine_account  # noqa: E402
+from kvlint.engines import band as engine_band  # noqa: E402
 from kvlint.engines import estimate  # noqa: E402
+from kvlint.engines import facts as engine_facts  # noqa: E402
 from kvlint.engines import settle  # noqa: E402
 from kvlint.engines.sizer import size  # noqa: E402
 from kvlint.engines.trtllm.defaults import BUILD_PY_MAX_INPUT_LEN  # noqa: E402
@@ -456,6 +464,7 @@ class Replay:
     free: EngineEstimate | None  # from GPU, settings and model
     pinned: EngineEstimate | None  # from the logged available memory
     settled: VllmSettled | None = None
+    engine_settled: Settled | None = None  # any engine's (the other engines' band regimes)
 
     @property
     def logged(self) -> dict[str, Any]:
@@ -547,6 +556,50 @@ class Replay:
             if predicted is not None and _number(logged):
                 return (predicted - float(logged)) / float(logged)
         return None
+
+    def logged_pool_gib(self) -> float | None:
+        """Engines other than vLLM: the memory per GPU the engine sized its pool from, as the
+        log states it: TensorRT-LLM's "available" figure times the fraction, else the pool it
+        allocated, else its tokens at kvlint's bytes per token (the paging the pinned replays
+        check); None where a token cap may have sized the pool (``max_tokens``,
+        ``--max-total-tokens``) and the log states no memory it sized from, or attention data
+        parallelism spreads the tokens over ranks."""
+        e, lg, s = self.free, self.logged, self.engine_settled
+        if e is None or s is None or e.memory_fraction is None:
+            return None
+        if _number(lg.get("trtllm_available_gib")):
+            return float(lg["trtllm_available_gib"]) * e.memory_fraction
+        capped = getattr(s, "max_tokens", None) or getattr(s, "max_total_tokens", None)
+        if capped or getattr(s, "attention_dp", False):
+            return None
+        if _number(lg.get("kv_pool_gib")):
+            return float(lg["kv_pool_gib"])
+        tokens = _number(lg.get("kv_cache_tokens"))
+        if tokens is None and _number(lg.get("gpu_blocks")) and e.block_size:
+            tokens = float(lg["gpu_blocks"]) * e.block_size
+        if tokens is None or not e.bytes_per_token:
+            return None
+        return tokens * e.bytes_per_token / GiB
+
+    def engine_residual(self) -> float | None:
+        """Engines other than vLLM: (logged - predicted) pool memory per GPU as a share of the
+        budget ``total x fraction``, the residual their band is built from; None where the case
+        is not scored from the GPU (unified memory, HOST_SHARED_MEMORY), its inputs are not
+        stated, its GPU name does not pin the memory, or it logs no memory its pool came from."""
+        c, e = self.case, self.free
+        if c["engine"] == "vllm" or engine_facts(c["engine"]).pool_is_cells:
+            return None
+        if c["id"] in HOST_SHARED_MEMORY or not self.stated() or e is None:
+            return None
+        if len(gpu_variants(gpu_name(c))) > 1 or e.fits is False:
+            return None
+        if e.available_kv_bytes is None or e.gpu_total_bytes is None or not e.memory_fraction:
+            return None
+        logged = self.logged_pool_gib()
+        if logged is None:
+            return None
+        budget = e.gpu_total_bytes * e.memory_fraction / GiB
+        return (logged - e.available_kv_bytes / GiB) / budget
 
     def in_band(self) -> bool | None:
         """The logged available memory inside the predicted band (None without a band)."""
@@ -652,21 +705,38 @@ INPUTS_NOT_STATED = {
 }
 
 
+def banded_accounting(engine: str) -> ModuleType | None:
+    """The accounting module of an engine other than vLLM whose estimate takes a band table
+    (``estimate(s, band)`` and ``regime_keys(s)``), else None."""
+    if engine == "vllm":
+        return None
+    module = importlib.import_module(f"kvlint.engines.{engine}.accounting")
+    return module if hasattr(module, "regime_keys") else None
+
+
 def replay(
     case: dict[str, Any],
     constants: MemoryConstants = CONSTANTS,
     band: vllm_band.BandTable | None = None,
+    engine_bands: Mapping[str, engine_band.BandTable] | None = None,
 ) -> Replay:
+    """One case replayed; ``constants`` and ``band`` are vLLM's, ``engine_bands`` the other
+    engines' band tables (the shipped ones by default)."""
     spec = resolve_model(case)
     if spec is None:
         return Replay(case, None, None, None)
     gpu = gpu_of(case)
     dep = deployment(case)
     settled = None
+    any_settled: Settled | None = None
 
     def account(s: Settled) -> EngineEstimate:
         if isinstance(s, VllmSettled):
             return vllm_accounting.estimate(s, constants, band)
+        module = banded_accounting(s.engine) if engine_bands is not None else None
+        if module is not None and engine_bands is not None:
+            table = engine_bands.get(s.engine, engine_band.EMPTY)
+            return module.estimate(s, table)  # type: ignore[no-any-return]
         return engine_account(s)
 
     if gpu is not None and gpu.key == "logged":
@@ -675,10 +745,12 @@ def replay(
         found = settle(dep, spec, gpu)
         free = account(found) if found is not None else estimate(dep, spec, gpu)
         settled = found if isinstance(found, VllmSettled) else None
+        any_settled = found
     else:
         sizing = size(dep, spec, account=account)
         free = sizing.engine or estimate(dep, spec, gpu)  # an engine kvlint does not size
         settled = sizing.settled if isinstance(sizing.settled, VllmSettled) else None
+        any_settled = sizing.settled
     pinned = None
     avail = case["logged"].get("available_kv_gib")
     if case["engine"] == "trtllm":
@@ -687,7 +759,7 @@ def replay(
             pinned = estimate(deployment(case, kv_bytes=budget), spec, None)
     elif avail and avail > 0:
         pinned = estimate(deployment(case, kv_bytes=round(avail * GiB)), spec, gpu)
-    return Replay(case, spec, free, pinned, settled)
+    return Replay(case, spec, free, pinned, settled, any_settled)
 
 
 def trtllm_budget(case: dict[str, Any]) -> int | None:
@@ -977,8 +1049,9 @@ def out_of_sample(cases: list[dict[str, Any]]) -> list[Replay]:
         held = set(indices)
         table = build_band([r for i, r in enumerate(point) if i not in held])
         constants = fit([r for i, r in enumerate(first) if i not in held])
+        others = build_engine_bands([r for i, r in enumerate(first) if i not in held], floor=False)
         for i in indices:
-            out[i] = replay(cases[i], constants, table)
+            out[i] = replay(cases[i], constants, table, others)
     return out
 
 
@@ -1014,6 +1087,121 @@ def build_band(replays: list[Replay]) -> vllm_band.BandTable:
         for key in vllm_band.regime_keys(r.settled):
             residuals.setdefault(key, []).append((e, r.source))
     return vllm_band.BandTable.from_residuals(residuals)
+
+
+def build_engine_bands(
+    replays: list[Replay], *, floor: bool = True
+) -> dict[str, engine_band.BandTable]:
+    """The other engines' band tables from their residuals, per regime (the engine's
+    ``regime_keys``: backend or line x model class x TP, as coarse as the sources allow). With
+    ``floor`` (what ships), an engine whose residuals come from fewer than MIN_SOURCES sources
+    gets no table; without it (a source held out), its every-case cell stands on what is left."""
+    residuals: dict[str, dict[str, list[tuple[float, str]]]] = {}
+    for r in replays:
+        e = r.engine_residual()
+        module = banded_accounting(r.case["engine"])
+        if e is None or module is None or r.engine_settled is None:
+            continue
+        cells = residuals.setdefault(r.case["engine"], {})
+        for key in module.regime_keys(r.engine_settled):
+            cells.setdefault(key, []).append((e, r.source))
+    tables = {}
+    for engine, cells in residuals.items():
+        table = engine_band.BandTable.from_residuals(cells)
+        every = table.rows.get("*")
+        if floor and (every is None or every[3] < engine_band.MIN_SOURCES):
+            continue
+        # A finer regime holding the very residuals of every case is no regime of its own (all
+        # the logs are of one class and TP): the table keeps the one cell, named as what it is.
+        rows = {key: row for key, row in table.rows.items() if key == "*" or row != every}
+        tables[engine] = engine_band.BandTable(rows)
+    return tables
+
+
+# The logs print the memory they sized their pool from to 0.01 GiB.
+_LOGGED_ROUNDING_GIB = 0.005
+
+
+def _inside(r: Replay, table: engine_band.BandTable | None) -> bool | None:
+    """The case's residual inside ``table``'s band for it (None: no residual or no band)."""
+    e = r.engine_residual()
+    module = banded_accounting(r.case["engine"])
+    if e is None or table is None or module is None or r.engine_settled is None:
+        return None
+    found = table.band_of(module.regime_keys(r.engine_settled))
+    if found is None or r.free is None or r.free.gpu_total_bytes is None:
+        return None
+    assert r.free.memory_fraction is not None
+    tol = _LOGGED_ROUNDING_GIB / (r.free.gpu_total_bytes * r.free.memory_fraction / GiB)
+    return found.low - tol <= e <= found.high + tol
+
+
+def engine_calibration(replays: list[Replay]) -> dict[str, tuple[list[Replay], list[bool], list[bool]]]:
+    """Per engine with residuals: (its residual cases, inside the band fitted on every source
+    (in-sample), inside the band fitted without the case's source (leave-one-source-out))."""
+    scored = [r for r in replays if r.engine_residual() is not None]
+    everything = build_engine_bands(scored, floor=False)
+    out: dict[str, tuple[list[Replay], list[bool], list[bool]]] = {}
+    for engine in sorted({r.case["engine"] for r in scored}):
+        rows = [r for r in scored if r.case["engine"] == engine]
+        in_sample = [_inside(r, everything.get(engine)) for r in rows]
+        held_out = []
+        for r in rows:
+            others = build_engine_bands([q for q in scored if q.source != r.source], floor=False)
+            held_out.append(_inside(r, others.get(engine)))
+        out[engine] = (
+            rows,
+            [b for b in in_sample if b is not None],
+            [b for b in held_out if b is not None],
+        )
+    return out
+
+
+def _by_source_share(rows: list[Replay], inside: list[bool]) -> str:
+    """The share inside, each source weighing one."""
+    per: dict[str, list[bool]] = {}
+    for r, b in zip(rows, inside, strict=True):
+        per.setdefault(r.source, []).append(b)
+    return _fraction_share(sum(sum(v) / len(v) for v in per.values()), len(per))
+
+
+def print_engine_bands(replays: list[Replay]) -> None:
+    """The other engines' residuals, their bands and the bands' calibration (the share of cases
+    inside their 90% band), in-sample and leave-one-source-out, beside vLLM's above."""
+    print(
+        "\nOTHER ENGINES' BANDS (residual: (logged - predicted) pool memory per GPU / "
+        "(total x fraction))"
+    )
+    shipped = build_engine_bands(replays)
+    for engine, (rows, in_sample, held_out) in engine_calibration(replays).items():
+        sources = len({r.source for r in rows})
+        name = engine_facts(engine).display
+        table = shipped.get(engine)
+        if banded_accounting(engine) is None:
+            verdict = "no band (its accounting takes none)"
+        elif table is None:
+            verdict = f"no band (a band needs {engine_band.MIN_SOURCES} sources)"
+        else:
+            cells = ", ".join(
+                f"{key} {low:+.4f} {high:+.4f}" for key, (low, high, _, _) in table.rows.items()
+            )
+            verdict = f"band {cells}"
+        print(f"  {name}: {len(rows)} logs from {sources} sources; {verdict}")
+        for r in rows:
+            e = r.engine_residual()
+            assert e is not None
+            print(f"    {r.case['id'][:64]:64} {e:+.4f}")
+        if in_sample:
+            print(
+                f"    inside the 90% band, in-sample (fitted on every source): "
+                f"{_share(sum(in_sample), len(in_sample))}, each source weighing one "
+                f"{_by_source_share(rows, in_sample)}"
+            )
+            print(
+                f"    inside the 90% band, leave-one-source-out: "
+                f"{_share(sum(held_out), len(held_out))}, each source weighing one "
+                f"{_by_source_share(rows, held_out)}"
+            )
 
 
 # --- reports --------------------------------------------------------------------------------
@@ -1248,45 +1436,62 @@ def write_fitted(
 
 
 def pool_logs(replays: list[Replay]) -> dict[str, tuple[int, int]]:
-    """Per engine without a band table (every engine but vLLM): the logs whose pool kvlint
-    predicts from the GPU and settings alone, and their distinct sources."""
+    """Per engine but vLLM: the logs with a residual (their pool memory predicted from the GPU
+    and settings alone, against the memory the log states), and their distinct sources."""
     from kvlint.engines import NAMES
 
     out: dict[str, tuple[int, int]] = {}
     for engine in NAMES:
         if engine == "vllm":
             continue
-        scored = [r for r in replays if r.case["engine"] == engine and r.pool_error() is not None]
+        scored = [
+            r for r in replays if r.case["engine"] == engine and r.engine_residual() is not None
+        ]
         out[engine] = (len(scored), len({r.source for r in scored}))
     return out
 
 
-def write_pool_logs(counts: dict[str, tuple[int, int]]) -> None:
-    """``kvlint/engines/band_logs.py``: what each engine's "no band" says."""
+def write_band_logs(
+    counts: dict[str, tuple[int, int]], tables: dict[str, engine_band.BandTable]
+) -> None:
+    """``kvlint/engines/band_logs.py``: every engine's residual count (what its "no band"
+    says) and the band table of each engine whose residuals reach the floor."""
     lines = [
-        '"""Start-up logs per engine without a band: generated by ``python benchmarks/fidelity.py',
-        "--write-band``.",
+        '"""Start-up logs and bands of the engines other than vLLM: generated by ``python',
+        "benchmarks/fidelity.py --write-band``. Do not edit: rerun it when the corpora grow.",
         "",
-        "(logs, sources): the logs of the shared and the repository corpora whose pool kvlint "
-        "predicts from",
-        "the GPU and settings alone, so a residual could be cross-validated. Do not edit.",
+        "POOL_LOGS, (logs, sources): the logs of the shared and the repository corpora with a "
+        "residual, the",
+        "pool memory kvlint predicts from the GPU and settings alone against the one the log "
+        "states.",
+        "BANDS: per engine whose residuals come from at least MIN_SOURCES sources, regime -> (5th",
+        "percentile, 95th percentile, residuals, sources) of (logged - predicted) / (total x "
+        "fraction),",
+        "each source weighing one (kvlint/engines/band.py).",
         '"""',
         "",
         "POOL_LOGS: dict[str, tuple[int, int]] = {",
     ]
     lines += [f'    "{engine}": ({n}, {s}),' for engine, (n, s) in counts.items()]
+    lines += ["}", "", "BANDS: dict[str, dict[str, tuple[float, float, int, int]]] = {"]
+    for engine in sorted(tables):
+        lines.append(f'    "{engine}": {{')
+        for key in sorted(tables[engine].rows):
+            low, high, n, sources = tables[engine].rows[key]
+            lines.append(f'        "{key}": ({low:.4f}, {high:.4f}, {n}, {sources}),')
+        lines.append("    },")
     lines.append("}")
     POOL_LOGS.write_text("\n".join(lines) + "\n")
     print(f"wrote {POOL_LOGS.relative_to(REPO)}")
-    from kvlint.engines import facts
-
     for engine, (n, s) in counts.items():
-        if facts(engine).pool_is_cells:
+        if engine_facts(engine).pool_is_cells:
             verdict = "no band: the cells the settings allocate, no prediction"
-        elif s >= vllm_band.MIN_SOURCES:
-            verdict = "enough sources for a band (none fitted yet)"
+        elif engine in tables:
+            verdict = "band: " + ", ".join(sorted(tables[engine].rows))
+        elif s >= engine_band.MIN_SOURCES:
+            verdict = "enough sources, but its accounting takes no band table"
         else:
-            verdict = f"no band: fewer than {vllm_band.MIN_SOURCES} sources"
+            verdict = f"no band: fewer than {engine_band.MIN_SOURCES} sources"
         print(f"  {engine:9} {n:3} logs from {s} sources: {verdict}")
 
 
@@ -1317,6 +1522,7 @@ def main(argv: list[str] | None = None) -> int:
         "LEAVE-ONE-SOURCE-OUT (each source predicted without it; the figure quoted)", outside
     )
     trtllm_report(outside)
+    print_engine_bands(inside)
     if args.cases:
         print_cases(outside)
     if args.sources:
@@ -1328,7 +1534,7 @@ def main(argv: list[str] | None = None) -> int:
         print_band(table)
         if args.write_band:
             write_fitted(constants, table, len(cases), details)
-            write_pool_logs(pool_logs(inside))
+            write_band_logs(pool_logs(inside), build_engine_bands(inside))
     return 0
 
 

@@ -62,6 +62,8 @@ class Home:
         logs = band.engine_logs(self.FACTS.name)
         if logs is None and not self.FACTS.pool_is_cells:
             return estimate  # an engine with its own band table (vLLM: stated memory, no band)
+        if band.shipped(self.FACTS.name).rows:
+            return estimate  # a fitted band the estimate did not take (the memory is stated)
         from dataclasses import replace
 
         note = band.no_band(logs, cells=self.FACTS.pool_is_cells)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kvlint.engines import band
+from kvlint.engines.band_logs import BANDS
 from kvlint.engines.band_logs import POOL_LOGS
 from kvlint.estimate import EngineEstimate
 from kvlint.units import GiB
@@ -23,15 +24,27 @@ def estimate(engine: str, gpu: str = "H100-80GB", **values: object) -> EngineEst
     return e
 
 
-def test_an_engine_with_enough_sources_but_no_fitted_band_says_so() -> None:
+def test_an_engine_whose_logs_reach_the_floor_carries_its_fitted_band() -> None:
     e = estimate("trtllm")
-    logs, sources = POOL_LOGS["trtllm"]
+    _, sources = POOL_LOGS["trtllm"]
     assert sources >= band.MIN_SOURCES  # what the corpora hold today
-    assert e.band_regime is None and e.available_kv_bytes_low is None
-    assert e.band_note == (
-        f"no band: {logs} logs from {sources} sources are enough for one, but none is fitted "
-        "for this engine yet"
-    )
+    rows = BANDS["trtllm"]
+    assert e.band_regime in rows and e.band_note is None
+    _, _, cases, from_sources = rows[e.band_regime]
+    assert (e.band_logs, e.band_sources) == (cases, from_sources)
+    assert e.available_kv_bytes_low is not None and e.available_kv_bytes_high is not None
+    assert e.available_kv_bytes is not None
+    assert e.available_kv_bytes_low <= e.available_kv_bytes <= e.available_kv_bytes_high
+
+
+def test_every_band_table_stands_on_the_counted_residuals() -> None:
+    # The engine-wide cell holds every residual of the engine, and a table ships only for an
+    # engine whose residuals come from MIN_SOURCES sources: the count and the band agree.
+    for engine, rows in BANDS.items():
+        low, high, cases, sources = rows["*"]
+        assert (cases, sources) == POOL_LOGS[engine]
+        assert sources >= band.MIN_SOURCES and low <= high
+        assert all(n <= cases and s <= sources for _, _, n, s in rows.values())
 
 
 @pytest.mark.parametrize("engine", ["sglang", "tgi"])
@@ -39,11 +52,13 @@ def test_an_engine_with_too_few_sources_says_no_band_with_its_count(engine: str)
     e = estimate(engine)
     logs, sources = POOL_LOGS[engine]
     assert sources < band.MIN_SOURCES  # what the corpora hold today; else fit a band
+    assert engine not in BANDS
     assert e.band_regime is None and e.available_kv_bytes_low is None
-    assert e.band_note is not None and e.band_note.startswith(f"no band: {logs} log")
-    assert f"from {sources} source" in e.band_note and e.band_note.endswith(
-        f"a band needs {band.MIN_SOURCES}"
-    )
+    assert e.band_note == band.no_band((logs, sources), cells=False)
+    if logs:
+        assert e.band_note.startswith(f"no band: {logs} log")
+        assert f"from {sources} source" in e.band_note
+        assert e.band_note.endswith(f"a band needs {band.MIN_SOURCES}")
 
 
 def test_a_pool_of_allocated_cells_is_no_prediction_to_band() -> None:
@@ -67,6 +82,10 @@ def test_no_band_wording() -> None:
     )
     assert band.no_band((1, 1), cells=False) == "no band: 1 log from 1 source, a band needs 6"
     assert band.no_band((7, 3), cells=False).startswith("no band: 7 logs from 3 sources")
+    # enough sources, but the band tables were generated before the corpora grew
+    assert band.no_band((8, 6), cells=False) == (
+        "no band: 8 logs from 6 sources are enough for one, but the band tables predate them"
+    )
 
 
 def test_every_engine_without_a_band_table_is_counted() -> None:

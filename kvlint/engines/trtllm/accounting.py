@@ -22,6 +22,11 @@ Mirrors NVIDIA/TensorRT-LLM (commits in ``defaults``):
   maxSequenceLen are too large for at least one sequence to fit in kvCache. they are reduced to
   N" and starts with N = (blocks - 1) x tokens_per_block + 1 (82 blocks of 64 -> 5185 in a
   published log); ``--fail_fast_on_attention_window_too_large`` makes that an error instead.
+
+The predicted pool memory carries the 90% band of the corpora's TensorRT-LLM logs
+(kvlint/engines/band.py; the table is generated into band_logs.py by ``python
+benchmarks/fidelity.py --write-band``), one regime per backend, model class and TP as far as the
+logs' sources allow: the pool, the concurrency and the verdict are read at both ends.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
+from kvlint.engines.band import BandTable
+from kvlint.engines.band import regime_chain
+from kvlint.engines.band import shipped
+from kvlint.engines.band import with_band
 from kvlint.engines.common import ceil_div
 from kvlint.engines.common import head_dims
 from kvlint.engines.common import reserved_bytes
@@ -41,6 +50,8 @@ from kvlint.engines.trtllm import defaults as D
 from kvlint.engines.trtllm.effective import TrtllmSettled
 from kvlint.engines.trtllm.effective import built_by_build_py
 from kvlint.engines.trtllm.facts import FACTS
+from kvlint.estimate import REFUSES
+from kvlint.estimate import STARTS
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
@@ -116,8 +127,70 @@ def decoder_bytes(spec: ModelSpec, batch: int, beams: int, max_seq_len: int) -> 
     return logits + state + sampling
 
 
-def estimate(s: TrtllmSettled) -> EngineEstimate:
-    """What TensorRT-LLM allocates for the settled deployment."""
+def regime_keys(s: TrtllmSettled) -> tuple[str, ...]:
+    """The band's regimes of a deployment, most specific first: its backend's (the PyTorch
+    backend's profiling run and an engine built ahead miss memory in different ways) by model
+    class and TP, then coarser (kvlint.engines.band.regime_chain)."""
+    gpus = s.tensor_parallel_size.value * s.pipeline_parallel_size.value
+    return regime_chain(s.backend, s.spec, gpus)
+
+
+def estimate(s: TrtllmSettled, band: BandTable | None = None) -> EngineEstimate:
+    """What TensorRT-LLM allocates for the settled deployment, with the 90% band on the pool
+    memory and the three-valued verdict. ``band`` is the band's table (the shipped one by
+    default; the fidelity benchmark builds it without the source it predicts)."""
+    point = _point(s)
+    if point.fits is None:
+        return point
+    predicted = _predicted_memory(s, point)
+    table = band if band is not None else shipped(FACTS.name)
+    found = table.band_of(regime_keys(s)) if predicted is not None else None
+    if point.refusal is Refusal.LAYOUT or found is None:
+        return replace(point, verdict=STARTS if point.fits else REFUSES)
+    assert predicted is not None and point.gpu_total_bytes is not None
+    assert s.memory_fraction is not None
+    budget = point.gpu_total_bytes * s.memory_fraction.value
+    cap = s.kv_cache_memory_bytes.value if s.kv_cache_memory_bytes is not None else None
+
+    def at(memory: int) -> EngineEstimate:
+        return _point(s, memory=memory)
+
+    return with_band(point, found, budget, at, predicted=predicted, cap=cap)
+
+
+def _predicted_memory(s: TrtllmSettled, point: EngineEstimate) -> int | None:
+    """The pool memory predicted from the GPU, before a stated cap: ``fraction`` of what the
+    weights and buffers leave (negative when the weights alone do not fit); None where the
+    memory is not predicted (no GPU: a stated budget sizes the pool)."""
+    if point.gpu_total_bytes is None or point.weights_bytes is None or s.memory_fraction is None:
+        return None
+    free = point.gpu_total_bytes - _held_bytes(s) - point.weights_bytes
+    return int(free * s.memory_fraction.value)
+
+
+def _held_bytes(s: TrtllmSettled) -> int:
+    """What the process holds on the GPU before the pool is sized, besides the weights: the
+    CUDA context and workspaces, the profiling forward's activations (or a built engine's),
+    the C++ runtime's buffers and decoder, and other residents' memory."""
+    spec = s.spec
+    tp, pp = s.tensor_parallel_size.value, s.pipeline_parallel_size.value
+    held = D.CONTEXT_BYTES if tp * pp == 1 else D.CONTEXT_BYTES_MULTI_GPU
+    batch = s.max_num_seqs.value if s.max_num_seqs is not None else D.MAX_BATCH_SIZE
+    tokens = s.max_num_batched_tokens.value if s.max_num_batched_tokens else D.MAX_NUM_TOKENS
+    if built_by_build_py(s.backend, s.version_numbers):
+        held += engine_activation_bytes(spec, tokens, tp)
+    else:
+        held += activation_bytes(spec, tokens, tp)
+    if s.backend == "tensorrt":
+        held += decoder_bytes(spec, batch, s.beam_width, s.max_model_len.value)
+    # The pool is a share of cudaMemGetInfo's free memory: other residents come off it.
+    return held + reserved_bytes(s)
+
+
+def _point(s: TrtllmSettled, *, memory: int | None = None) -> EngineEstimate:
+    """The point prediction; with ``memory``, one end of the band: the pool and outcome when
+    that much memory per GPU is left for the pool (only its pool, concurrency and fits are
+    read)."""
     spec, gpu = s.spec, s.gpu
     tp, pp = s.tensor_parallel_size.value, s.pipeline_parallel_size.value
     notes = list(s.notes)
@@ -196,18 +269,10 @@ def estimate(s: TrtllmSettled) -> EngineEstimate:
     budget = s.kv_cache_memory_bytes.value if s.kv_cache_memory_bytes is not None else None
     total = gpu.total_bytes if gpu is not None else None
     available: int | None = None
-    if total is not None:
-        held = D.CONTEXT_BYTES if tp * pp == 1 else D.CONTEXT_BYTES_MULTI_GPU
-        batch = s.max_num_seqs.value if s.max_num_seqs is not None else D.MAX_BATCH_SIZE
-        tokens = s.max_num_batched_tokens.value if s.max_num_batched_tokens else D.MAX_NUM_TOKENS
-        if built_by_build_py(s.backend, s.version_numbers):
-            held += engine_activation_bytes(spec, tokens, tp)
-        else:
-            held += activation_bytes(spec, tokens, tp)
-        if s.backend == "tensorrt":
-            held += decoder_bytes(spec, batch, s.beam_width, context)
-        # The pool is a share of cudaMemGetInfo's free memory: other residents come off it.
-        held += reserved_bytes(s)
+    if memory is not None:
+        available = memory  # a band end: the memory left for the pool is given
+    elif total is not None:
+        held = _held_bytes(s)
         note = reserved_note(s, "taken off the free memory")
         if note is not None:
             notes.append(note)

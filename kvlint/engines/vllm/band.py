@@ -25,71 +25,18 @@ from kvlint.engines.band import LEVEL as LEVEL
 from kvlint.engines.band import MIN_SOURCES as MIN_SOURCES
 from kvlint.engines.band import Band as Band
 from kvlint.engines.band import BandTable as GenericTable
+from kvlint.engines.band import model_class as model_class
+from kvlint.engines.band import regime_chain
 from kvlint.engines.band import weighted_quantile as weighted_quantile
 from kvlint.engines.vllm.effective import VllmSettled
 from kvlint.engines.vllm.memory import memory_line
-from kvlint.model.spec import CacheKind
-from kvlint.model.spec import ModelSpec
-
-# Multimodal model types whose vision tower kvlint does not count (kvlint/model/params.py reads
-# only SigLIP's and Llama 4's): their memory is missed the way a vision model's is, so their
-# residuals belong with the vision class, not with the text models.
-_MULTIMODAL_TYPES = frozenset(
-    {
-        "qwen2_vl",
-        "qwen2_5_vl",
-        "qwen3_vl",
-        "qwen3_vl_moe",
-        "llava",
-        "llava_next",
-        "llava_onevision",
-        "mllama",
-        "idefics3",
-        "internvl_chat",
-        "phi3_v",
-        "phi4mm",
-        "pixtral",
-        "mistral3",
-        "paligemma",
-        "gemma3n",
-        "kimi_vl",
-        "glm4v",
-        "minicpmv",
-    }
-)
-
-
-def model_class(spec: ModelSpec) -> str:
-    """The classes whose memory the model misses in different ways."""
-    kinds = {layer.kind for layer, _ in spec.layer_shapes}
-    if spec.vision_param_count or spec.model_type in _MULTIMODAL_TYPES:
-        return "vision"
-    if CacheKind.STATE in kinds:
-        return "hybrid"
-    if CacheKind.MLA in kinds:
-        return "mla"
-    if spec.num_experts:
-        return "moe"
-    return "dense"
 
 
 def regime_keys(s: VllmSettled) -> tuple[str, ...]:
     """The regimes a deployment belongs to, most specific first: its release line's (by model
     class and TP, by TP, the line), then the pools across lines (class and TP, class, TP, every
-    case) for a line whose logs come from too few sources: the class before the TP, since the
-    model's memory is missed by class (a vision tower, a hybrid's state) more than by TP."""
-    line = memory_line(s.numbers)
-    tp = "tp1" if s.tp * s.pp == 1 else "tp>1"
-    cls = model_class(s.spec)
-    return (
-        f"{line}/{cls}/{tp}",
-        f"{line}/*/{tp}",
-        line,
-        f"*/{cls}/{tp}",
-        f"*/{cls}/*",
-        f"*/*/{tp}",
-        "*",
-    )
+    case) for a line whose logs come from too few sources (kvlint.engines.band.regime_chain)."""
+    return regime_chain(memory_line(s.numbers), s.spec, s.tp * s.pp)
 
 
 class BandTable(GenericTable):
