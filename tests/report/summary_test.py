@@ -168,3 +168,26 @@ def test_findings_go_errors_first_then_by_path() -> None:
     out = render_summary([], [info, warning, error], summary({"error": 1}, deployments=0))
     rows = [line for line in out.splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == ["b.yaml:9:1", "a.yaml:1:1", "a.yaml:2:1"]
+
+
+def test_a_tensorrt_llm_band_and_borderline_verdict_reach_the_summary() -> None:
+    # 70B FP8 weights on one H100 leave TensorRT-LLM a pool its band's low end does not hold:
+    # the summary quotes the band on the pool line, as for vLLM (the verdict is the finding's).
+    from testing.builders import catalog_model
+    from testing.builders import deployment
+    from testing.builders import sized
+
+    dep = deployment("trtllm", gpu="H100-80GB", max_model_len=8192)
+    sizing = sized(dep, catalog_model("nvidia/Llama-3.1-70B-Instruct-FP8"))
+    engine = sizing.engine
+    assert engine is not None and engine.verdict == "borderline"
+    assert engine.available_kv_bytes_low is not None and engine.available_kv_bytes_high
+    stream = io.StringIO()
+    reporter = SummaryReporter(stream)
+    reporter.start()
+    reporter.deployment(DeploymentResult(dep, sizing, "catalog", "", (KV301,)))
+    reporter.finding(KV301)
+    reporter.finish(summary({"warning": 1}))
+    text = stream.getvalue()
+    low, high = engine.available_kv_bytes_low / 2**30, engine.available_kv_bytes_high / 2**30
+    assert f"KV pool 8.2 GiB, 90% band {low:.2f}-{high:.2f} GiB." in text
