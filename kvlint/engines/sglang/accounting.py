@@ -5,6 +5,11 @@ Mirrors SGLang 0.5.23 (``research/engines.md`` section 2): ``memory_hook.py``
 ``kv_cache_configurator.py`` ``_profile_available_bytes`` (what is left for the pool),
 ``pool_configurator.py`` (cell size, ``max_total_num_tokens``, the hybrid SWA pool) and
 ``resolve_max_num_reqs`` (the ``max_running_requests`` default and cap).
+
+The predicted pool memory carries the 90% band of the corpora's SGLang logs once they come from
+enough sources (kvlint/engines/band.py; band_logs.py holds the table): the pool, concurrency
+and verdict are read at both ends. Below the floor the table is empty and the estimate says
+"no band" with the count.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from kvlint.arith.kv import KvSize
 from kvlint.arith.parallel import tp_problem
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
+from kvlint.engines.band import BandTable
+from kvlint.engines.band import regime_chain
+from kvlint.engines.band import shipped
+from kvlint.engines.band import with_band
 from kvlint.engines.common import head_dims
 from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import reserved_note
@@ -23,6 +32,8 @@ from kvlint.engines.sglang import defaults as D
 from kvlint.engines.sglang.effective import SglangSettled
 from kvlint.engines.sglang.facts import FACTS
 from kvlint.engines.vllm.accounting import SPARSE_MLA_INDEXER_BYTES
+from kvlint.estimate import REFUSES
+from kvlint.estimate import STARTS
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import Refusal
 from kvlint.model.spec import CacheKind
@@ -51,8 +62,41 @@ def _cell_bytes(layer: LayerSpec, types: CacheTypes, tp: int, sparse: bool = Fal
     return types.k.bytes_for(heads * head_k, heads) + types.v.bytes_for(heads * head_v, heads)
 
 
-def estimate(s: SglangSettled) -> EngineEstimate:
-    """What ``sglang.launch_server`` allocates for the settled deployment."""
+def regime_keys(s: SglangSettled) -> tuple[str, ...]:
+    """The band's regimes of a deployment, most specific first: one line (SGLang's memory is
+    modelled for one release line), then model class and TP (kvlint.engines.band)."""
+    gpus = s.tensor_parallel_size.value * s.pipeline_parallel_size.value
+    return regime_chain("current", s.spec, gpus)
+
+
+# Refusals the memory band cannot change: the length and the parallel layout.
+_BEFORE_MEMORY = frozenset({Refusal.BEYOND_POSITIONS, Refusal.LAYOUT})
+
+
+def estimate(s: SglangSettled, band: BandTable | None = None) -> EngineEstimate:
+    """What ``sglang.launch_server`` allocates for the settled deployment, with the 90% band
+    on the pool memory where the corpora's logs give one, and the three-valued verdict.
+    ``band`` is the band's table (the shipped one by default)."""
+    point = _point(s)
+    if point.fits is None:
+        return point
+    table = band if band is not None else shipped(FACTS.name)
+    found = table.band_of(regime_keys(s))
+    total, predicted = point.gpu_total_bytes, point.available_kv_bytes
+    if point.refusal in _BEFORE_MEMORY or found is None or total is None or predicted is None:
+        return replace(point, verdict=STARTS if point.fits else REFUSES)
+    assert s.memory_fraction is not None
+
+    def at(memory: int) -> EngineEstimate:
+        return _point(s, memory=memory)
+
+    return with_band(point, found, total * s.memory_fraction.value, at, predicted=predicted)
+
+
+def _point(s: SglangSettled, *, memory: int | None = None) -> EngineEstimate:
+    """The point prediction; with ``memory``, one end of the band: the pool and outcome with
+    that much memory per GPU left for the KV cache (only its pool, concurrency and fits are
+    read)."""
     spec, gpu = s.spec, s.gpu
     version = str(s.version.value)
     tp, pp = s.tensor_parallel_size.value, s.pipeline_parallel_size.value
@@ -136,7 +180,7 @@ def estimate(s: SglangSettled) -> EngineEstimate:
     )
     running = s.max_num_seqs.value if s.max_num_seqs is not None else None
     mamba_pool = states * (running or 0)  # the Mamba state pool is set apart first
-    available = round(pre_model_load * mfs - weights - mamba_pool)
+    available = round(pre_model_load * mfs - weights - mamba_pool) if memory is None else memory
     if available <= 0:
         minimum = weights / pre_model_load
         return replace(
