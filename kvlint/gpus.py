@@ -513,11 +513,11 @@ _CATALOG: tuple[GpuSpec, ...] = (
     GpuSpec(
         "RTX-A4000-16GB",
         "NVIDIA RTX A4000",
-        _mib(16376 - 300),
+        _gib(15.61),
         compute_capability="8.6",
         aliases=("rtx-a4000", "a4000", "rtxa4000", "quadro-a4000", "rtx-a4000-16gb"),
-        source="derived: not found; nvidia-smi 16376 MiB for 'NVIDIA RTX A4000' (public "
-        "printouts) minus the ~0.3 GiB smi/CUDA gap of the 24 GB consumer cards; the card of "
+        source="torch 'GPU 0 has a total capacity of 15.61 GiB' on 'an NVIDIA RTX A4000 GPU with "
+        "16GB of memory' (DengKaiCQ/VGGT-Long#6; nvidia-smi prints 16376 MiB); the card of "
         "NVIDIA/TensorRT-LLM#1188's log ('Quadro A4000')",
     ),
     GpuSpec(

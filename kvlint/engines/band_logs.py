@@ -13,12 +13,12 @@ POOL_LOGS: dict[str, tuple[int, int]] = {
     "llamacpp": (0, 0),
     "tgi": (0, 0),
     "ollama": (0, 0),
-    "trtllm": (8, 6),
+    "trtllm": (9, 7),
     "mlx": (0, 0),
 }
 
 BANDS: dict[str, dict[str, tuple[float, float, int, int]]] = {
     "trtllm": {
-        "*": (-0.1855, 0.0103, 8, 6),
+        "*": (-0.1855, 0.0103, 9, 7),
     },
 }
