@@ -1136,12 +1136,15 @@ def _inside(r: Replay, table: engine_band.BandTable | None) -> bool | None:
     return found.low - tol <= e <= found.high + tol
 
 
-def engine_calibration(replays: list[Replay]) -> dict[str, tuple[list[Replay], list[bool], list[bool]]]:
+Calibration = tuple[list[Replay], list[bool], list[bool]]
+
+
+def engine_calibration(replays: list[Replay]) -> dict[str, Calibration]:
     """Per engine with residuals: (its residual cases, inside the band fitted on every source
     (in-sample), inside the band fitted without the case's source (leave-one-source-out))."""
     scored = [r for r in replays if r.engine_residual() is not None]
     everything = build_engine_bands(scored, floor=False)
-    out: dict[str, tuple[list[Replay], list[bool], list[bool]]] = {}
+    out: dict[str, Calibration] = {}
     for engine in sorted({r.case["engine"] for r in scored}):
         rows = [r for r in scored if r.case["engine"] == engine]
         in_sample = [_inside(r, everything.get(engine)) for r in rows]
