@@ -3,7 +3,8 @@
 The only place kvlint reads SGLang's settings off a Deployment: the typed fields its flag table
 fills and the flags without a field (``--enable-dp-attention``, ``--disable-hybrid-swa-memory``,
 ``--swa-full-tokens-ratio``, ``--max-total-tokens``). ``--json-model-override-args`` is applied
-to the model; the defaults of SGLang 0.5.23 are filled in (``research/engines.md`` section 2).
+to the model; the defaults of the release the file names (else 0.5.23, ``research/engines.md``
+section 2) are filled in: ``defaults.py`` holds them release by release.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from kvlint.engines.sglang import defaults as D
 from kvlint.engines.sglang.facts import FACTS
 from kvlint.gpus import GpuSpec
 from kvlint.model.overrides import with_length_overrides
+from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
 from kvlint.settled import PoolSwitch
 from kvlint.settled import Request
 from kvlint.settled import Settled
+from kvlint.versions import parse_version
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,63 @@ def read(dep: Deployment) -> Request:
             "disable-hybrid-swa-memory": dep.settings.get("disable-hybrid-swa-memory"),
             "swa-full-tokens-ratio": dep.settings.get("swa-full-tokens-ratio"),
             "max-total-tokens": dep.settings.get("max-total-tokens"),
+            "speculative-draft-model-path": dep.speculative_model,
         },
+    )
+
+
+def default_fraction(
+    req: Request,
+    spec: ModelSpec,
+    gpu: GpuSpec | None,
+    layout: tuple[int, int, int],
+    version: Sourced[str],
+) -> float:
+    """``mem_fraction_static`` as ``version`` computes it when the file sets none: from the
+    file's chunked prefill size and running-request limit where it sets them, the prefill CUDA
+    graphs' reserve where that release turns them on (CUDA only; off with speculative decoding,
+    DP attention, PP > 1, a vision tower, and from 0.5.18 with --disable-cuda-graph)."""
+    tp, pp, dp_attention = layout
+    release = parse_version(str(version.value))
+    total = gpu.total_bytes if gpu is not None else None
+    chunked = plain(req.max_num_batched_tokens)
+    chunked = (
+        chunked if isinstance(chunked, int) else D.sglang_chunked_prefill_size(total, tp, release)
+    )
+    running = plain(req.max_num_seqs)
+    graph_bs = D.sglang_graph_max_bs(
+        total, tp, release, running if isinstance(running, int) else None
+    )
+    eager = bool(plain(req.enforce_eager))
+    gated = (release or D.NEWEST_RELEASE) >= D.GRAPH_RESERVE_GATED_SINCE
+    prefill_off = (
+        gpu is None
+        or gpu.vendor != "nvidia"
+        or req.extra("speculative-draft-model-path") is not None
+        or dp_attention > 1
+        or pp > 1
+        or spec.vision_param_count is not None
+        or (eager and gated)
+    )
+    user_total = plain(req.extra("max-total-tokens"))
+    prefill_mb = 0.0
+    if not prefill_off:
+        prefill_mb = D.prefill_graph_reserve_mb(
+            release,
+            mla=any(layer.kind is CacheKind.MLA for layer in spec.layers),
+            chunked_prefill=chunked,
+            max_total_tokens=user_total if isinstance(user_total, int) else None,
+        )
+    return D.sglang_mem_fraction_static(
+        total,
+        tp,
+        pp,
+        dp_attention,
+        release,
+        chunked_prefill=chunked,
+        graph_bs=graph_bs,
+        decode_graphs=not eager,
+        prefill_graph_mb=prefill_mb,
     )
 
 
@@ -90,10 +149,10 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
     pp = parallel_size(req.pipeline_parallel_size, here)
     dp = parallel_size(req.data_parallel_size, here)
     dp_attention = dp.value if switch(req.extra("enable-dp-attention")) else 0
-    total = gpu.total_bytes if gpu is not None else None
+    user_total = plain(req.extra("max-total-tokens"))
     fraction = req.memory_fraction
     if fraction is None:
-        value = D.sglang_mem_fraction_static(total, tp.value, pp.value, dp_attention)
+        value = default_fraction(req, spec, gpu, (tp.value, pp.value, dp_attention), version)
         fraction = Sourced(value, here, default=True)
         notes.append(f"default mem_fraction_static {value:g}")
     cache = req.kv_cache_dtype
@@ -111,7 +170,6 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> SglangSettle
             PoolSwitch("disable_hybrid_swa_memory", disable_swa, "the hybrid SWA pool is disabled"),
         )
     ratio = plain(req.extra("swa-full-tokens-ratio"))
-    user_total = plain(req.extra("max-total-tokens"))
     return SglangSettled(
         **given(FACTS, req, model, gpu, spec=spec, version=version, derived=derived),
         max_model_len=context,

@@ -35,8 +35,9 @@ def test_default_mem_fraction_static_by_gpu() -> None:
     # the 10 GiB floor) -> round((81090 - 13440) / 81090, 3).
     assert H100 is not None
     assert sglang_mem_fraction_static(H100.total_bytes, 1, 1) == 0.834
-    # L4 (22,518 MiB): 512 + 2048 x 1.5 + 24 x 2 + 128 = 3,760 MB, no floor below 60 GiB.
-    assert sglang_mem_fraction_static(22518 * 2**20, 1, 1) == round((22518 - 3760) / 22518, 3)
+    # L4 (22,518 MiB) at 0.5.23: 512 + 4096 x 1.5 + 48 x 2 + 128 = 6,880 MB, no floor below
+    # 60 GiB (chunked prefill 4,096 and graphs to bs 48 below 35 GiB since 0.5.20).
+    assert sglang_mem_fraction_static(22518 * 2**20, 1, 1) == round((22518 - 6880) / 22518, 3)
     # B200 at TP 8 with DP attention over 8: + 512 x 8 x 3 + 512 x 8 x 1.5.
     b200 = lookup_gpu("B200")
     assert b200 is not None
