@@ -404,6 +404,9 @@ _ARG_PATTERNS = {
     "mamba-ssm-cache-dtype": r"'mamba_ssm_cache_dtype': '(\w+)'",
     "mamba-cache-dtype": r"'mamba_cache_dtype': '(\w+)'",
     "mamba-cache-mode": r"'mamba_cache_mode': '(\w+)'",
+    # and the multimodal ones: no tower loaded, no images profiled
+    "language-model-only": r"'language_model_only': (True|False)",
+    "skip-mm-profiling": r"'skip_mm_profiling': (True|False)",
 }
 
 
@@ -414,6 +417,10 @@ def _paging_settings(case: dict[str, Any], command: str) -> dict[str, Any]:
         if match:
             text = match.group(1)
             found[key] = {"True": True, "False": False}.get(text, text)
+    limits = re.search(r"'limit_mm_per_prompt': (\{[^{}]*\})", command)
+    if limits:
+        with contextlib.suppress(ValueError, SyntaxError):
+            found["limit-mm-per-prompt"] = json.dumps(ast.literal_eval(limits.group(1)))
     spec = re.search(r"'speculative_config': (\{[^{}]*\})", command)
     if spec:
         with contextlib.suppress(ValueError, SyntaxError):  # a quote cut inside the dict

@@ -384,6 +384,38 @@ def qwen_vl_tower(model_type: str | None, cfg: ConfigView, text_hidden: int) -> 
     )
 
 
+# Qwen3-VL's and Qwen3.5's vision transformers (transformers' modeling_qwen3_vl.py
+# Qwen3VLVisionModel; Qwen3.5's tower is the same without DeepStack): a Conv3d patch embedding
+# with a bias (channels x temporal patch x patch^2 x width), learned position embeddings
+# (``num_position_embeddings`` x width), ``depth`` blocks of fused qkv + proj (4 w^2) and an
+# ungated MLP (linear_fc1, linear_fc2: 2 w i), the patch merger folding merge^2 patches into one
+# token (Linear(w m^2, w m^2) then Linear(w m^2, out_hidden_size)), and one more merger of the
+# same shape per DeepStack layer (``deepstack_visual_indexes``). Counted only where the config
+# states ``depth`` (published configs do: Qwen3-VL-30B-A3B-Instruct's 27 blocks of 1152, MLP
+# 4304, patch 16, DeepStack [8, 16, 24], out 2048: 0.54B parameters).
+_QWEN3_VL_TYPES = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"})
+
+
+def _qwen3_vl_vision(model_type: str | None, cfg: ConfigView, text_hidden: int) -> int | None:
+    if model_type not in _QWEN3_VL_TYPES:
+        return None
+    depth = cfg.opt_int("depth", minimum=1)
+    width = cfg.opt_int("hidden_size", minimum=1)
+    intermediate = cfg.opt_int("intermediate_size", minimum=1)
+    if depth is None or width is None or intermediate is None:
+        return None
+    patch = cfg.opt_int("patch_size", minimum=1) or 16
+    temporal = cfg.opt_int("temporal_patch_size", minimum=1) or 2
+    channels = cfg.opt_int("in_channels", minimum=1) or 3
+    merged = width * (cfg.opt_int("spatial_merge_size", minimum=1) or 2) ** 2
+    output = cfg.opt_int("out_hidden_size", minimum=1) or text_hidden
+    positions = cfg.opt_int("num_position_embeddings", minimum=0) or 0
+    mergers = 1 + len(cfg.opt_list("deepstack_visual_indexes") or [])
+    embed = channels * temporal * patch * patch * width + width + positions * width
+    blocks = depth * (4 * width * width + 2 * width * intermediate)
+    return embed + blocks + mergers * (merged * merged + merged * output)
+
+
 def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     """The vision tower of a multimodal config (``vision_config``): a ViT and its projector.
 
@@ -401,6 +433,9 @@ def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     qwen = qwen_vl_tower(top.opt_str("model_type"), cfg, text_hidden)
     if qwen is not None:
         return qwen.params
+    qwen3 = _qwen3_vl_vision(top.opt_str("model_type"), cfg, text_hidden)
+    if qwen3 is not None:
+        return qwen3
     if cfg.opt_str("model_type") not in _VISION_TYPES:
         return None
     hidden = cfg.opt_int("hidden_size", minimum=1)

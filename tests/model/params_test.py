@@ -131,6 +131,16 @@ LLAMA4_VISION = (
 # merger 5120^2 + 5120 x the text width; Qwen2.5-VL's blocks gate their MLP (3 x 1280 x 3420).
 QWEN2_VL_TOWER = 3 * 2 * 14 * 14 * 1280 + 32 * (4 * 1280**2 + 2 * 1280 * 5120) + 5120**2
 QWEN25_VL_TOWER = 3 * 2 * 14 * 14 * 1280 + 32 * (4 * 1280**2 + 3 * 1280 * 3420) + 5120**2
+# Qwen3-VL-30B-A3B: a 3 x 2 x 16^2 x 1152 Conv3d with its bias, 2,304 learned positions, 27
+# blocks of 4 x 1152^2 + 2 x 1152 x 4304, and four mergers of 4608^2 + 4608 x 2048 (the final
+# one and the DeepStack ones at blocks 8, 16 and 24); Qwen3.5's tower has no DeepStack.
+QWEN3_VL_30B_TOWER = (
+    3 * 2 * 16 * 16 * 1152
+    + 1152
+    + 2304 * 1152
+    + 27 * (4 * 1152**2 + 2 * 1152 * 4304)
+    + 4 * (4608**2 + 4608 * 2048)
+)
 
 
 @pytest.mark.parametrize(
@@ -144,6 +154,14 @@ QWEN25_VL_TOWER = 3 * 2 * 14 * 14 * 1280 + 32 * (4 * 1280**2 + 3 * 1280 * 3420) 
         ("google/gemma-3-4b-it", SIGLIP + 1152 * 2560, 4.30e9),
         ("google/gemma-3-27b-it", SIGLIP + 1152 * 5376, 27.4e9),
         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", LLAMA4_VISION, 109e9),
+        # The Hub's model pages: Qwen3-VL-30B-A3B-Instruct 31.1B, Qwen3-VL-8B-Instruct 8.8B
+        # (rounded to 0.1B: 1%).
+        ("Qwen/Qwen3-VL-30B-A3B-Instruct", QWEN3_VL_30B_TOWER, 31.1e9),
+        (
+            "Qwen/Qwen3-VL-8B-Instruct",
+            QWEN3_VL_30B_TOWER - 4 * 4608 * 2048 + 4 * 4608 * 4096,
+            8.8e9,
+        ),
     ],
 )
 def test_vision_tower(ref: str, vision: int, total: float) -> None:
@@ -219,3 +237,29 @@ def test_nemotron_3_latent_moe_experts_work_in_the_latent_width() -> None:
         assert spec is not None and spec.param_count and spec.active_param_count
         assert abs(spec.param_count / total - 1) < 0.03, ref
         assert abs(spec.active_param_count / active - 1) < 0.05, ref
+
+
+def test_qwen3_vl_tower_is_counted_only_where_its_depth_is_stated() -> None:
+    # Qwen3-VL-235B-A22B-Thinking's catalog copy is the older aiconfigurator file (patch 14, no
+    # DeepStack key); a config trimmed to the widths names no depth and is left uncounted.
+    older = lookup("Qwen/Qwen3-VL-235B-A22B-Thinking")
+    assert older is not None and older.vision_param_count is not None
+    from kvlint.model.families.base import ConfigView
+    from kvlint.model.params import estimate_vision_params
+
+    trimmed = {
+        "model_type": "qwen3_vl",
+        "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_heads": 16},
+    }
+    assert estimate_vision_params(ConfigView(trimmed, path="config.json"), 4096) is None
+
+
+def test_real_qwen3_vl_weights_include_the_vision_tower() -> None:
+    # Zzsf11/VideoCuttingAgent@dbf8adf vllm_serve.log: vLLM 0.12.0, Qwen3-VL-30B-A3B-Instruct
+    # in bf16 at TP 2 on H100s, "Model loading took 29.3115 GiB memory" on a rank; the language
+    # model's share is 28.44 GiB (-3.0%). The tower is split with the rest (vLLM's default
+    # mm_encoder_tp_mode "weights"): 2% for norms, biases and what a rank keeps whole.
+    spec = lookup("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    assert spec is not None
+    weights = weight_bytes_per_gpu(spec, tp=2) / GiB
+    assert abs(weights - 29.3115) / 29.3115 <= 0.02

@@ -245,11 +245,13 @@ def _stage_budgets(
         max_num_seqs=s.seqs,
         v0=s.v0,
         limit=s.mm_image_limit,
-        skip=s.skip_mm_profiling,
+        skip=s.skip_mm_profiling or s.language_model_only,
     )
+    # --language-model-only: the tower is never built, so its weights are not loaded.
+    loaded = replace(spec, vision_param_count=None) if s.language_model_only else spec
     for stage, (start, end) in enumerate(pp_layer_ranges(spec.num_layers, s.pp)):
         w = weight_bytes_per_gpu(
-            spec,
+            loaded,
             tp=s.tp,
             pp=s.pp,
             stage=stage,

@@ -78,11 +78,13 @@ class VllmSettled(Settled):
     # many channels and the custom all-reduce keep buffers on every GPU (memory.non_torch_bytes).
     peer_links: bool = True
     # The encoder profile's inputs (memory.encoder_profile): --limit-mm-per-prompt's images a
-    # prompt (None: the default), --skip-mm-profiling (or --language-model-only: no tower to
-    # profile), and the image processor's max_pixels from --mm-processor-kwargs.
+    # prompt (None: the default), --skip-mm-profiling, and the image processor's max_pixels
+    # from --mm-processor-kwargs; --language-model-only builds no tower at all (no weights, no
+    # profile).
     mm_image_limit: int | None = None
     skip_mm_profiling: bool = False
     mm_max_pixels: int | None = None
+    language_model_only: bool = False
     # --enable-lora: the adapters' rank (--max-lora-rank) and slots (--max-loras), whose
     # buffers load with the weights (memory.lora_bytes); None when LoRA is off.
     lora_rank: int | None = None
@@ -359,8 +361,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
             p2p_disabled=D.env_switch(req.extra(D.P2P_DISABLE_ENV)),
         ),
         mm_image_limit=_image_limit(req),
-        skip_mm_profiling=switch(req.extra("skip-mm-profiling"))
-        or switch(req.extra("language-model-only")),
+        skip_mm_profiling=switch(req.extra("skip-mm-profiling")),
+        language_model_only=switch(req.extra("language-model-only")),
         mm_max_pixels=_max_pixels(req),
         lora_rank=_lora_rank(req),
         max_loras=_whole(_value(req.extra("max-loras"))) or 1,

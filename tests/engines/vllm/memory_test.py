@@ -639,3 +639,21 @@ def test_lora_is_read_only_where_it_is_enabled() -> None:
     lora = estimate(deployment(engine_version="0.19.0", settings={"enable-lora": True}), spec, gpu)
     assert plain.weights_bytes is not None and lora.weights_bytes is not None
     assert lora.weights_bytes - plain.weights_bytes == lora_bytes(spec, rank=16)
+
+
+def test_language_model_only_loads_no_tower_and_profiles_no_image() -> None:
+    spec = _vl("Qwen/Qwen2.5-VL-7B-Instruct")
+    gpu = lookup_gpu("H100")
+
+    def sized_at(settings: dict[str, object]) -> tuple[int, int]:
+        e = estimate(deployment(engine_version="0.19.0", settings=settings), spec, gpu)
+        assert e.weights_bytes is not None and e.activation_bytes is not None
+        return e.weights_bytes, e.activation_bytes
+
+    full = sized_at({})
+    text = sized_at({"language-model-only": True})
+    assert spec.vision_param_count is not None
+    assert full[0] - text[0] == round(spec.vision_param_count * 2)  # bf16 tower, TP 1
+    assert text[1] < full[1]  # 1,024 rows sampled without the encoder cache beside them
+    skipped = sized_at({"skip-mm-profiling": True})
+    assert skipped == (full[0], text[1])  # the tower is loaded, not profiled
