@@ -416,6 +416,39 @@ def _qwen3_vl_vision(model_type: str | None, cfg: ConfigView, text_hidden: int) 
     return embed + blocks + mergers * (merged * merged + merged * output)
 
 
+# Pixtral's vision transformer under Mistral 3's projector (transformers' modeling_pixtral.py
+# PixtralVisionModel, modeling_mistral3.py Mistral3MultiModalProjector): a patch convolution
+# without bias (channels x patch^2 x width), ``num_hidden_layers`` blocks of q, k, v, o (heads x
+# head_dim wide) and a gated SiLU MLP (gate, up, down: 3 w i), then the projector's patch merger
+# (Linear(w m^2, w), m = the top-level ``spatial_merge_size``) and two layers into the language
+# model (Linear(w, text), Linear(text, text)); LLaVA's projector over a Pixtral tower has the two
+# layers and no merger. A key the config leaves out is PixtralVisionConfig's default (patch 16).
+# Mistral-Small-3.1-24B: 24 blocks of 1024, MLP 4096, patch 14: 0.439B parameters, with the
+# text model's 23.57B the 24.0B its model card gives.
+_PIXTRAL_MERGING = frozenset({"mistral3", "ministral3"})
+
+
+def _pixtral_vision(top: ConfigView, cfg: ConfigView, text_hidden: int) -> int | None:
+    if cfg.opt_str("model_type") != "pixtral":
+        return None
+    width = cfg.opt_int("hidden_size", minimum=1)
+    intermediate = cfg.opt_int("intermediate_size", minimum=1)
+    layers = cfg.opt_int("num_hidden_layers", minimum=1)
+    if width is None or intermediate is None or layers is None:
+        return None
+    heads = cfg.opt_int("num_attention_heads", minimum=1)
+    head_dim = cfg.opt_int("head_dim", minimum=1)
+    attention = heads * head_dim if heads and head_dim else width
+    patch = cfg.opt_int("patch_size", minimum=1) or 16
+    channels = cfg.opt_int("num_channels", minimum=1) or 3
+    total = channels * patch * patch * width
+    total += layers * (4 * width * attention + 3 * width * intermediate)
+    if top.opt_str("model_type") in _PIXTRAL_MERGING:
+        merge = top.opt_int("spatial_merge_size", minimum=1) or 2
+        total += width * merge * merge * width
+    return total + width * text_hidden + text_hidden * text_hidden
+
+
 def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     """The vision tower of a multimodal config (``vision_config``): a ViT and its projector.
 
@@ -436,6 +469,9 @@ def estimate_vision_params(top: ConfigView, text_hidden: int) -> int | None:
     qwen3 = _qwen3_vl_vision(top.opt_str("model_type"), cfg, text_hidden)
     if qwen3 is not None:
         return qwen3
+    pixtral = _pixtral_vision(top, cfg, text_hidden)
+    if pixtral is not None:
+        return pixtral
     if cfg.opt_str("model_type") not in _VISION_TYPES:
         return None
     hidden = cfg.opt_int("hidden_size", minimum=1)

@@ -263,3 +263,28 @@ def test_real_qwen3_vl_weights_include_the_vision_tower() -> None:
     assert spec is not None
     weights = weight_bytes_per_gpu(spec, tp=2) / GiB
     assert abs(weights - 29.3115) / 29.3115 <= 0.02
+
+
+# Pixtral under Mistral 3's projector: a 3 x 14^2 x 1024 patch convolution, 24 blocks of
+# 4 x 1024^2 + 3 x 1024 x 4096, the 2 x 2 patch merger (4096 x 1024) and two layers into the
+# 5,120-wide language model.
+PIXTRAL_MISTRAL3 = (
+    3 * 14 * 14 * 1024
+    + 24 * (4 * 1024**2 + 3 * 1024 * 4096)
+    + 4096 * 1024
+    + 1024 * 5120
+    + 5120 * 5120
+)
+
+
+def test_mistral3_pixtral_tower_and_the_real_weights_on_0_19() -> None:
+    # Mistral-Small-3.1-24B-Instruct-2503: the model card's 24B parameters with the tower.
+    # llm-d-incubation/llm-d-planner@d3121e0 (accuracy/results/v0.19.0/logs, H100, TP 1, bf16):
+    # "Model loading took 44.76 GiB memory"; the language model alone is 43.91 GiB (-1.9%).
+    spec = lookup("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    assert spec is not None and spec.param_count is not None
+    assert spec.vision_param_count == PIXTRAL_MISTRAL3
+    assert abs(spec.param_count + PIXTRAL_MISTRAL3 - 24.0e9) <= 0.01 * 24.0e9
+    weights = weight_bytes_per_gpu(spec) / GiB
+    # 0.5%: norms and biases are not counted
+    assert abs(weights - 44.76) / 44.76 <= 0.005
