@@ -311,6 +311,8 @@ def _quant(case: dict[str, Any]) -> str | None:
     if "nvfp4" in raw or "modelopt_mixed" in raw or "fp4" in raw:
         return "nvfp4"
     if raw.startswith("compressed-tensors") or raw.startswith("auto_round"):
+        if "nvfp4" in name:  # an NVFP4 checkpoint by its name (RedHatAI/*-NVFP4)
+            return "nvfp4"
         if re.search(r"w4a16|int4|4bit|awq", name + raw) or raw.startswith("auto_round"):
             return "w4a16"
         return "compressed-tensors"
