@@ -45,6 +45,13 @@ class GpuSpec:
         return self.key not in _PCIE_ONLY
 
     @property
+    def nvlink_group(self) -> int | None:
+        """The most GPUs of this card that can all reach each other over NVLink: 2 for cards
+        whose NVLink is a two-way bridge (RTX 3090, RTX A6000/A5000, A40, A100/H100 PCIe, H100
+        NVL), None where a switch or a mesh joins every GPU of the board (SXM, OAM, xGMI)."""
+        return 2 if self.key in _BRIDGED_PAIRS else None
+
+    @property
     def out_of_scope(self) -> bool:
         return self.memory_kind in _NOT_SIZED
 
@@ -722,6 +729,26 @@ _PCIE_ONLY = frozenset(
         "RTX-PRO-6000-96GB",
         "RTX-A4000-16GB",
         "RTX-5060-Ti-16GB",
+    }
+)
+
+# Cards whose NVLink is a bridge between two boards (NVIDIA's product pages: the GeForce RTX 3090
+# and the Ampere workstation cards take a 2-slot/3-slot two-way bridge; A100 and H100 PCIe and
+# H100 NVL are bridged in pairs): a tensor-parallel group of more than two has pairs that talk
+# over PCIe, so vLLM turns its custom all-reduce off ("Custom allreduce is disabled because it's
+# not supported on more than two PCIe-only GPUs": custom_all_reduce.py asks NVML whether every
+# pair is NVLink-connected) and NCCL's ring runs at the PCIe pair's few channels.
+_BRIDGED_PAIRS = frozenset(
+    {
+        "RTX-3090-24GB",
+        "RTX-A6000-48GB",
+        "RTX-A5000-24GB",
+        "Quadro-RTX-6000-24GB",
+        "A40-48GB",
+        "A100-PCIe-80GB",
+        "A100-PCIe-40GB",
+        "H100-PCIe-80GB",
+        "H100-NVL-94GB",
     }
 )
 

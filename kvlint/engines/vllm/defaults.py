@@ -109,11 +109,17 @@ def peer_links(
     p2p_disabled: bool | None,
 ) -> bool:
     """True when the tensor-parallel ranks may talk over NVLink-class peer links: not a card
-    without NVLink (``GpuSpec.nvlink``), NCCL's peer transport not disabled
-    (``NCCL_P2P_DISABLE=1``), the group on one node (``--nnodes`` N puts tp x pp / N GPUs on
-    each). Whether a platform grants peer access at all (a VM, a PCIe topology) no file says:
-    where the card may have links they are assumed, the larger non-torch figure."""
+    without NVLink (``GpuSpec.nvlink``), not a group larger than the card's bridge joins
+    (``GpuSpec.nvlink_group``: four RTX 3090s are two bridged pairs at best, and vLLM turns its
+    custom all-reduce off for more than two GPUs not all NVLink-connected), NCCL's peer
+    transport not disabled (``NCCL_P2P_DISABLE=1``), the group on one node (``--nnodes`` N puts
+    tp x pp / N GPUs on each). Whether a platform grants peer access at all (a VM, a PCIe
+    topology, a bridge fitted or not) no file says: where the card may have links they are
+    assumed, the larger non-torch figure."""
     if p2p_disabled or (gpu is not None and not gpu.nvlink):
+        return False
+    group = gpu.nvlink_group if gpu is not None else None
+    if group is not None and tp > group:
         return False
     nodes = nnodes.value if nnodes is not None and isinstance(nnodes.value, int) else 1
     return not (nodes > 1 and tp * pp // nodes < tp)

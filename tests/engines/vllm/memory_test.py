@@ -215,6 +215,33 @@ def test_peer_links_by_card_environment_and_nodes(
     assert isinstance(s, VllmSettled) and s.peer_links is linked
 
 
+@pytest.mark.parametrize(
+    ("gpu", "tp", "linked"),
+    [
+        ("RTX 3090", 2, True),  # one bridged pair
+        ("RTX 3090", 4, False),  # two pairs at best: some pairs talk over PCIe
+        ("RTX A6000", 8, False),
+        ("A100 80GB PCIe", 4, False),
+        ("H100 NVL", 2, True),
+        ("H100", 8, True),  # SXM boards: NVSwitch joins all eight
+        ("A100 80GB", 4, True),
+        ("MI300X", 8, True),  # xGMI mesh
+    ],
+)
+def test_a_group_larger_than_the_cards_bridge_has_no_peer_links(
+    gpu: str, tp: int, linked: bool
+) -> None:
+    # vllm/distributed/device_communicators/custom_all_reduce.py: "Custom allreduce is disabled
+    # because it's not supported on more than two PCIe-only GPUs" when NVML finds a pair of the
+    # group without NVLink; leadawon/LAMBO's TP 4 logs (0.19.0, logs/vllm_serve_toc.log at
+    # bab83fe) print it on four GPUs they do not name.
+    card = lookup_gpu(gpu)
+    assert card is not None
+    dep = deployment(engine_version="0.19.0", gpu=gpu, tensor_parallel_size=tp)
+    s = settle(dep, LLAMA_31_8B, card)
+    assert isinstance(s, VllmSettled) and s.peer_links is linked
+
+
 def test_real_tp2_without_p2p_on_0_10_qwen2_7b_on_two_a100s() -> None:
     # dennislee22/vLLM-benchmarking (b474d1e, log/vllm-7B-2gpuA10080GB-0.25GRAM-same-node.log):
     # vLLM 0.10.1.1, TP 2 on one node, "Custom allreduce is disabled because your platform
@@ -374,24 +401,27 @@ def test_real_deepseek_coder_v2_lite_naming_no_release_is_borderline_with_the_do
 
 
 @pytest.mark.parametrize(
-    ("env", "refuses"),
+    ("tp", "env", "refuses"),
     [
-        # NVLink-class links assumed (the 3090 has a bridge): NCCL's TP buffers of the H100
-        # init snapshots, 1.5 GiB, leave 22.19 GiB free of the 22.51 asked.
-        ({}, True),
-        # NCCL_P2P_DISABLE=1: the context of one GPU (0.51 GiB), 23.18 GiB free.
-        ({"NCCL_P2P_DISABLE": "1"}, False),
+        # A bridged pair assumed (the 3090 takes a two-way bridge): NCCL's TP buffers of the
+        # H100 init snapshots, 1.5 GiB, leave 22.19 GiB free of the 22.51 asked.
+        (2, {}, True),
+        # Four 3090s are two bridged pairs at best: vLLM's custom all-reduce is off and NCCL
+        # runs at the PCIe pairs' pace, the context of one GPU (0.51 GiB), 23.18 GiB free.
+        (4, {}, False),
+        # NCCL_P2P_DISABLE=1: the same.
+        (4, {"NCCL_P2P_DISABLE": "1"}, False),
     ],
 )
 def test_the_free_memory_check_of_a_tp_group_without_peer_links(
-    env: dict[str, str], refuses: bool
+    tp: int, env: dict[str, str], refuses: bool
 ) -> None:
     # club-3090's archived 4 x RTX 3090 PCIe compose files (multi4/autoround-int4/dflash.yml at
     # 4a29ab5: TP 4, gpu_memory_utilization 0.95, NCCL_P2P_DISABLE=1) started on 0.20.1rc1.
     dep = deployment(
         engine_version="0.20.1",
         gpu="RTX 3090",
-        tensor_parallel_size=4,
+        tensor_parallel_size=tp,
         memory_fraction=0.95,
         max_model_len=8192,
         env=env,
