@@ -296,6 +296,7 @@ def weight_bytes_per_gpu(
     dtype: str | None = None,
     expert_shards: int = 1,
     mtp: bool = False,
+    attention_tp: int | None = None,
 ) -> int:
     """Weights on one GPU of pipeline ``stage``: its layers (plus the embedding on the first
     stage and the head on the last), divided by tensor parallelism.
@@ -306,6 +307,10 @@ def weight_bytes_per_gpu(
     holds ``1 / (tp x dp)`` of the experts while attention and dense layers stay ``1 / tp``.
     ``mtp`` adds the checkpoint's multi-token-prediction layers on the last stage: an MTP
     drafter loads them beside the target (vLLM's ``Model loading took`` counts both).
+    ``attention_tp`` splits the attention (mixer) weights over fewer ranks than the rest: with
+    SGLang's DP attention a rank's attention runs at ``attn_tp_size = tp / dp``
+    (sglang/srt/layers/dp_attention.py ``compute_dp_attention_world_info``), so it holds that
+    share of every attention layer while the MLP and experts stay split ``1 / tp``.
     """
     breakdown = weight_breakdown(spec, quantization, dtype)
     ranges = pp_layer_ranges(len(breakdown.per_layer), pp)
@@ -321,4 +326,22 @@ def weight_bytes_per_gpu(
         total += breakdown.head or (breakdown.embedding if pp > 1 else 0)
         if mtp:
             total += breakdown.mtp
+    if attention_tp is not None and attention_tp < tp:
+        mixer = _mixer_bytes(spec, breakdown, start, end)
+        return (total - mixer) // max(1, tp) + mixer // max(1, attention_tp)
     return total // max(1, tp)
+
+
+def _mixer_bytes(spec: ModelSpec, breakdown: WeightBreakdown, start: int, end: int) -> int:
+    """The attention (mixer) share of layers ``[start, end)``: each layer's bytes beside its
+    routed experts, split by the parameter counts of its roles (0 where they are unknown)."""
+    if len(spec.layer_params) != len(breakdown.per_layer):
+        return 0
+    experts = breakdown.experts_per_layer or (0,) * len(breakdown.per_layer)
+    share = 0
+    for index in range(start, end):
+        p = spec.layer_params[index]
+        beside = p.mixer + p.mlp + p.shared + p.latent + p.router
+        if beside:
+            share += (breakdown.per_layer[index] - experts[index]) * p.mixer // beside
+    return share

@@ -123,8 +123,16 @@ def _point(s: SglangSettled, *, memory: int | None = None) -> EngineEstimate:
         filled.append(("memory_fraction", mfs))
     quantization = s.quantization.value if s.quantization is not None else None
     dtype = s.dtype.value if s.dtype is not None else None
+    # DP attention runs each rank's attention at tp / dp ranks: its weights are split that much.
+    attention_tp = tp // s.dp_attention if s.dp_attention > 1 else None
     weights = weight_bytes_per_gpu(
-        spec, tp=tp, pp=pp, stage=0, quantization=quantization, dtype=dtype
+        spec,
+        tp=tp,
+        pp=pp,
+        stage=0,
+        quantization=quantization,
+        dtype=dtype,
+        attention_tp=attention_tp,
     )
     base = EngineEstimate(
         defaults=tuple(filled),
