@@ -196,19 +196,37 @@ def weight_breakdown(
     vision = round((spec.vision_param_count or 0) * dense_bits / 8)
     layers = max(1, spec.num_layers)
     layout = spec.quantization.layout if spec.quantization is not None else None
-    if layout is not None and spec.layer_params:
-        return _by_layout(spec, layout, dense_bits, vision)
+    by_layout = (
+        _by_layout(spec, layout, dense_bits, vision)
+        if layout is not None and spec.layer_params
+        else None
+    )
     plain, experts = _layer_params(spec)
-    if spec.weight_bytes and dtype is None:
-        body = max(0, spec.weight_bytes - embed - head - vision)
-        per = body // layers
-        # The checkpoint does not say which bytes are experts: split by the parameter counts.
-        expert_bytes = per * experts // (plain + experts) if plain + experts else 0
-        # The checkpoint's size holds its MTP layers: left there, not charged again.
-        return WeightBreakdown(
-            embed, head, (per,) * layers, "checkpoint size", (expert_bytes,) * layers, vision
-        )
     bits = linear_bits(spec, method, dtype)
+    # MTP layers, where no per-module layout says: at the linear layers' bits (AutoRound's and
+    # GPTQ's recipes quantise them with the rest: club-3090's Qwen3.6-27B AutoRound INT4 keeps
+    # only its mtp.fc in BF16; ModelOpt's exclude them, which its layout states).
+    mtp = by_layout.mtp if by_layout else round((spec.mtp_param_count or 0) * bits / 8)
+    if spec.weight_bytes and dtype is None:
+        # The checkpoint's size holds its MTP layers, which vLLM loads only for an MTP drafter
+        # (deepseek_v2.py / qwen3_5.py skip their weights otherwise): kept apart.
+        if by_layout is not None:
+            embed, head = by_layout.embedding, by_layout.head
+        body = max(0, spec.weight_bytes - embed - head - vision - mtp)
+        weighed = sum(by_layout.per_layer) if by_layout is not None else 0
+        if by_layout is not None and weighed > 0:
+            # the layers' shares as the layout weighs them
+            share = body / weighed
+            per_layer = tuple(round(b * share) for b in by_layout.per_layer)
+            routed = tuple(round(b * share) for b in by_layout.experts_per_layer)
+        else:
+            per = body // layers
+            # The checkpoint does not say which bytes are experts: split by the parameter counts.
+            expert_bytes = per * experts // (plain + experts) if plain + experts else 0
+            per_layer, routed = (per,) * layers, (expert_bytes,) * layers
+        return WeightBreakdown(embed, head, per_layer, "checkpoint size", routed, vision, mtp)
+    if by_layout is not None:
+        return by_layout
     kept = spec.quantization is not None and spec.quantization.attention_kept
     if method == "mxfp4" or (kept and spec.num_experts):
         # gpt-oss: only the MoE experts are MXFP4; attention stays in 16 bit (as it does where
@@ -219,10 +237,6 @@ def weight_breakdown(
         expert_bytes = round(experts * bits / 8)
         per = round(plain * bits / 8) + expert_bytes
     label = f"parameters x {bits:g} bits" + (f" ({method})" if method else "")
-    # MTP layers, where no per-module layout says: at the linear layers' bits (AutoRound's and
-    # GPTQ's recipes quantise them with the rest: club-3090's Qwen3.6-27B AutoRound INT4 keeps
-    # only its mtp.fc in BF16; ModelOpt's exclude them, which its layout states).
-    mtp = round((spec.mtp_param_count or 0) * bits / 8)
     return WeightBreakdown(
         embed, head, (per,) * layers, label, (expert_bytes,) * layers, vision, mtp
     )
@@ -234,8 +248,7 @@ def _by_layout(
     """Each decoder layer charged role by role at the precision the checkpoint's per-module
     quantisation gives it (kvlint.model.layout): a mixed-precision NVFP4 checkpoint keeps its
     attention in FP8 and its MTP layers in BF16, an ``ignore`` list keeps attention at 16 bits.
-    The checkpoint's own size, where known, is left aside: it does not say which bytes are
-    which layer's, and the MTP layers it holds load only with an MTP drafter."""
+    Where the checkpoint's own size is known weight_breakdown scales the layers to it."""
 
     def at(role: str, params: int, layer: int | None = None) -> int:
         bits = layout.bits(role, layer)

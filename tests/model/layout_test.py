@@ -236,3 +236,23 @@ def test_the_qwen36_nvfp4_head_is_nvfp4_and_its_attention_fp8() -> None:
     assert layout.bits("mixer", 5) == 8.0
     breakdown = weight_breakdown(spec)
     assert breakdown.head < breakdown.embedding  # the embedding stays BF16
+
+
+def test_a_known_checkpoint_size_is_shared_out_as_the_layout_weighs_the_layers() -> None:
+    # The checkpoint's bytes win over the parameter count; the layout says which layer holds
+    # which share, and the MTP layers (which load only with an MTP drafter) are kept apart.
+    from dataclasses import replace
+
+    spec = lookup("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4")
+    assert spec is not None
+    counted = weight_breakdown(spec)
+    stored = replace(spec, weight_bytes=counted.total + counted.mtp + 10 * GiB)
+    sized = weight_breakdown(stored)
+    assert sized.method == "checkpoint size"
+    assert sized.mtp == counted.mtp
+    assert (sized.embedding, sized.head) == (counted.embedding, counted.head)
+    assert abs(sized.total - (counted.total + 10 * GiB)) < 1000  # rounding of 88 layers
+    # a Mamba layer and a MoE layer keep their ratio
+    assert sized.per_layer[1] / sized.per_layer[0] == pytest.approx(
+        counted.per_layer[1] / counted.per_layer[0], rel=1e-6
+    )
