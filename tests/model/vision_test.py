@@ -51,3 +51,14 @@ def test_towers_of_other_layouts_have_no_profile_and_text_models_no_tower() -> N
     text = lookup("meta-llama/Meta-Llama-3.1-8B")
     assert scout is not None and scout.vision_param_count and scout.vision_encoder is None
     assert text is not None and text.vision_encoder is None
+
+
+def test_qwen3_vl_and_qwen35_towers_take_16384_tokens_in_32_pixel_squares() -> None:
+    # qwen-vl-utils' IMAGE_MAX_TOKEN_NUM = 16384 at a 16-pixel patch merged 2 x 2; the
+    # embeddings carry the three DeepStack levels beside the last layer's (2048 x 4).
+    qwen3 = _encoder("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    assert (qwen3.tokens, qwen3.patches, qwen3.max_pixels) == (16384, 65536, 16384 * 32 * 32)
+    assert qwen3.rotary and not qwen3.gated and qwen3.output_width == 2048 * 4
+    qwen35 = _encoder("Qwen/Qwen3.6-27B")
+    assert (qwen35.width, qwen35.intermediate, qwen35.output_width) == (1152, 4304, 5120)
+    assert qwen35.at_max_pixels(1280 * 32 * 32).tokens == 1280  # the README's image budget

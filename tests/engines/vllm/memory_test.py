@@ -687,3 +687,13 @@ def test_language_model_only_loads_no_tower_and_profiles_no_image() -> None:
     assert text[1] < full[1]  # 1,024 rows sampled without the encoder cache beside them
     skipped = sized_at({"skip-mm-profiling": True})
     assert skipped == (full[0], text[1])  # the tower is loaded, not profiled
+
+
+def test_qwen35_profiles_one_16384_token_image_at_8192_batched_tokens() -> None:
+    # The budget is one image's tokens where those pass the batch: 16,384 (Qwen's processor
+    # bound) at 8,192 batched tokens is one image of 65,536 patches, split by TP 2.
+    spec = _vl("Qwen/Qwen3.5-122B-A10B")
+    profile = encoder_profile(spec.vision_encoder, max_num_batched_tokens=8192, max_num_seqs=256)
+    assert profile is not None and profile.items == 1 and profile.encoder.tokens == 16384
+    tower = encoder_bytes(profile, tp=2, constants=CONSTANTS)
+    assert tower == 65536 * 1152 * ROTARY_ATTENTION_BYTES_PER_WIDTH / 2
