@@ -59,6 +59,8 @@ _MODELOPT_ALGO: dict[str, float] = {
 _PREFIX = re.compile(r"^(?:model\.language_model\.|language_model\.model\.|language_model\.|"
                      r"model\.|backbone\.|transformer\.)+")  # fmt: skip
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)(?:\.|\*|$)")
+_GATED = frozenset({"gate_proj", "up_proj", "down_proj"})
+
 # Small tensors a layer map may name that are no matrix of a role's weight (a Mamba conv, the
 # gated DeltaNet's per-head b and a projections: 2 x hidden x heads): left to the role's bits.
 _MINOR = frozenset({"conv1d", "in_proj_b", "in_proj_a", "in_proj_ba", "norm", "A_log", "D"})
@@ -73,8 +75,8 @@ _FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"in_proj", "out_proj"}),
     frozenset({"in_proj_qkv", "in_proj_z", "out_proj"}),
     frozenset({"in_proj_qkvz", "out_proj"}),
-    # Nemotron-H's ungated shared experts before the gated MLPs: a map naming up_proj or
-    # down_proj alone leaves one other matrix, not two.
+    # ungated MLPs (Nemotron-H's shared experts) first; a gated model's reader puts _GATED
+    # before them: a map naming up_proj or down_proj alone leaves one other matrix, or two.
     frozenset({"up_proj", "down_proj"}),
     frozenset({"gate_proj", "up_proj", "down_proj"}),
     frozenset({"gate_up_proj", "down_proj"}),
@@ -143,17 +145,20 @@ def scheme_bits(weights: Mapping[str, Any]) -> float | None:
     return bits + (16 + zero) / group
 
 
-def read_layout(method: str, qc: Mapping[str, Any], bits: float | None) -> WeightLayout | None:
+def read_layout(
+    method: str, qc: Mapping[str, Any], bits: float | None, *, gated: bool = True
+) -> WeightLayout | None:
     """The per-module precisions ``qc`` states (None: one precision for every linear layer).
 
     ``bits`` is the checkpoint's own bits per weight (its ``quant_algo`` or ``bits``), the
-    default of a module no rule names."""
+    default of a module no rule names; ``gated`` says whether the model's MLPs have a gate
+    projection (a map naming only down_proj leaves two others, or one)."""
     if method.startswith("modelopt"):
-        return _modelopt(qc, bits)
+        return _modelopt(qc, bits, gated)
     if method == "compressed-tensors":
-        return _compressed_tensors(qc)
+        return _compressed_tensors(qc, gated)
     if method in ("gptq", "auto-round", "auto_round", "awq", "bitsandbytes", "gptq_marlin"):
-        return _per_module(qc, bits)
+        return _per_module(qc, bits, gated)
     return None
 
 
@@ -164,7 +169,7 @@ def _field(qc: Mapping[str, Any], key: str) -> Any:
     return nested.get(key) if isinstance(nested, Mapping) else None
 
 
-def _modelopt(qc: Mapping[str, Any], bits: float | None) -> WeightLayout | None:
+def _modelopt(qc: Mapping[str, Any], bits: float | None, gated: bool) -> WeightLayout | None:
     layers = _field(qc, "quantized_layers")
     if isinstance(layers, Mapping) and layers:
         named: list[tuple[str, float]] = []
@@ -173,14 +178,15 @@ def _modelopt(qc: Mapping[str, Any], bits: float | None) -> WeightLayout | None:
             value = modelopt_bits(algo)
             if isinstance(name, str) and value is not None:
                 named.append((name, value))
-        return _reduce(named, default=None)
+        return _reduce(named, default=None, gated=gated)
     exclude = _field(qc, "exclude_modules")
     if isinstance(exclude, list) and exclude and bits is not None:
-        return _reduce([(p, 16.0) for p in exclude if isinstance(p, str)], default=bits)
+        excluded = [(p, 16.0) for p in exclude if isinstance(p, str)]
+        return _reduce(excluded, default=bits, gated=gated)
     return None
 
 
-def _compressed_tensors(qc: Mapping[str, Any]) -> WeightLayout | None:
+def _compressed_tensors(qc: Mapping[str, Any], gated: bool) -> WeightLayout | None:
     groups = qc.get("config_groups")
     if not isinstance(groups, Mapping):
         return None
@@ -203,10 +209,10 @@ def _compressed_tensors(qc: Mapping[str, Any]) -> WeightLayout | None:
     ignored = [(p, 16.0) for p in ignore if isinstance(p, str)] if isinstance(ignore, list) else []
     if not named and not ignored:
         return None
-    return _reduce([*named, *ignored], default=default)
+    return _reduce([*named, *ignored], default=default, gated=gated)
 
 
-def _per_module(qc: Mapping[str, Any], bits: float | None) -> WeightLayout | None:
+def _per_module(qc: Mapping[str, Any], bits: float | None, gated: bool) -> WeightLayout | None:
     group = qc.get("group_size")
     group = group if isinstance(group, int) and group > 0 else 128
     named: list[tuple[str, float]] = []
@@ -234,7 +240,7 @@ def _per_module(qc: Mapping[str, Any], bits: float | None) -> WeightLayout | Non
         named.extend((name, 16.0) for name in keep if isinstance(name, str))
     if not named or bits is None:
         return None
-    return _reduce(named, default=bits)
+    return _reduce(named, default=bits, gated=gated)
 
 
 def _int_bits(bits: int, group: int) -> float:
@@ -259,7 +265,9 @@ def _expand(named: Iterable[tuple[str, float]]) -> Iterable[tuple[str, float]]:
             yield text.replace("\\d+", "0"), value
 
 
-def _reduce(named: Iterable[tuple[str, float]], *, default: float | None) -> WeightLayout:
+def _reduce(
+    named: Iterable[tuple[str, float]], *, default: float | None, gated: bool = True
+) -> WeightLayout:
     """Module names (or patterns) and their bits -> one rule per role and layer set."""
     per: dict[tuple[str, int | None], dict[str, float]] = {}
     whole: dict[str, float] = {}
@@ -279,7 +287,7 @@ def _reduce(named: Iterable[tuple[str, float]], *, default: float | None) -> Wei
         per.setdefault((role, layer), {})[leaf] = value
     cells: dict[tuple[str, int | None], float] = {}
     for (role, layer), leaves in per.items():
-        cells[(role, layer)] = _mean(leaves, default)
+        cells[(role, layer)] = _mean(leaves, default, gated)
     rules: list[RoleBits] = []
     by_role: dict[tuple[str, float], list[int]] = {}
     for (role, layer), value in sorted(cells.items(), key=lambda c: (c[0][0], c[0][1] or -1)):
@@ -299,15 +307,23 @@ def _reduce(named: Iterable[tuple[str, float]], *, default: float | None) -> Wei
     return WeightLayout(tuple(rules), default)
 
 
+def reduce_named(
+    named: Iterable[tuple[str, float]], *, default: float | None, gated: bool = True
+) -> WeightLayout:
+    """Module names (or patterns) and their bits as a layout (the readers' common step)."""
+    return _reduce(named, default=default, gated=gated)
+
+
 def _is_pattern(name: str) -> bool:
     return name.startswith("re:") or any(c in name for c in "*?[")
 
 
-def _mean(leaves: Mapping[str, float], default: float | None) -> float:
+def _mean(leaves: Mapping[str, float], default: float | None, gated: bool = True) -> float:
     """The bits of a role's matrices in one layer, each weighing alike; a matrix of the family
     the named ones belong to that the map leaves out takes ``default`` (16 when None)."""
     fallback = default if default is not None else 16.0
-    family = next((f for f in _FAMILIES if set(leaves) <= f), None)
+    families = _FAMILIES if not gated else (_GATED, *(f for f in _FAMILIES if f != _GATED))
+    family = next((f for f in families if set(leaves) <= f), None)
     values = list(leaves.values())
     if family is not None:
         values += [fallback] * len(family - set(leaves))

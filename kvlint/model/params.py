@@ -22,7 +22,7 @@ TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_
 INTERMEDIATE_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
 
 # Two-matrix MLPs (up, down); every other family gates (gate, up, down).
-_UNGATED = frozenset(
+UNGATED_MLP = frozenset(
     {"gpt2", "gpt_bigcode", "falcon", "gpt_neox", "gptj", "bloom", "opt", "mpt", "phi",
      "starcoder2", "nemotron_h", "nemotron", "dbrx"}
 )  # fmt: skip
@@ -53,7 +53,7 @@ def estimate_params(
     intermediate = cfg.opt_int_of(INTERMEDIATE_KEYS, minimum=0) or 4 * hidden
     experts = cfg.opt_int_of(EXPERT_KEYS, minimum=0) or None
     top_k = cfg.opt_int_of(TOP_K_KEYS, minimum=0) or (2 if experts else None)
-    mlp_matrices = 2 if model_type in _UNGATED else 3
+    mlp_matrices = 2 if model_type in UNGATED_MLP else 3
     # Llama 4's dense layers (the 128E model interleaves them) use intermediate_size_mlp, its
     # experts intermediate_size (transformers Llama4TextDecoderLayer; the config's default 16384).
     dense_size = intermediate

@@ -8,8 +8,12 @@ from typing import Any
 from kvlint.model.families.base import ConfigView
 from kvlint.model.layout import NVFP4_BITS
 from kvlint.model.layout import read_layout
+from kvlint.model.layout import reduce_named
 from kvlint.model.layout import scheme_bits
+from kvlint.model.params import UNGATED_MLP
 from kvlint.model.spec import Quantization
+from kvlint.model.spec import RoleBits
+from kvlint.model.spec import WeightLayout
 
 # Bits per weight of methods whose bits the config does not spell out. MXFP4 stores 4-bit values
 # with one 8-bit scale per 32 (4.25 bits); NVFP4 one 8-bit scale per 16 (4.5 bits).
@@ -46,8 +50,9 @@ def read_quantization(cfg: ConfigView) -> Quantization | None:
         qc = cfg.opt_mapping("quantization")
         if qc is None:
             return None
+    gated = (cfg.opt_str("model_type") or "") not in UNGATED_MLP
     if _is_mlx(qc):
-        return _mlx(qc)
+        return _mlx(qc, gated)
     method = qc.get("quant_method")
     if method is None and isinstance(qc.get("quantization"), Mapping):
         method = "modelopt"  # hf_quant_config.json layout: {"producer": ..., "quantization": {...}}
@@ -66,7 +71,7 @@ def read_quantization(cfg: ConfigView) -> Quantization | None:
         kv_cache_dtype=_kv_scheme(qc),
         group_size=group,
         attention_kept=_attention_kept(method, qc),
-        layout=read_layout(method, qc, _stored_bits(method, qc, bits, group)),
+        layout=read_layout(method, qc, _stored_bits(method, qc, bits, group), gated=gated),
     )
 
 
@@ -97,15 +102,51 @@ def _is_mlx(qc: Mapping[str, Any]) -> bool:
     return "quant_method" not in qc and isinstance(qc.get("group_size"), int) and "bits" in qc
 
 
-def _mlx(qc: Mapping[str, Any]) -> Quantization:
+def _mlx(qc: Mapping[str, Any], gated: bool) -> Quantization:
     bits = qc.get("bits")
     weight_bits = float(bits) if isinstance(bits, (int, float)) else None
     group = qc.get("group_size")
     mode = qc.get("mode", "affine")
     method = "mlx" if mode in ("affine", None) else f"mlx-{mode}"
-    # Per-layer entries ("model.layers.0.mlp.down_proj": {"bits": 6, ...}) of mixed recipes are
-    # not read: the block's own bits stand for every layer.
-    return Quantization(method, weight_bits, group_size=group if isinstance(group, int) else None)
+    size = group if isinstance(group, int) and group > 0 else None
+    layout = _mlx_layout(qc, mode, size, gated)
+    return Quantization(method, weight_bits, group_size=size, layout=layout)
+
+
+def _mlx_layout(
+    qc: Mapping[str, Any], mode: Any, group: int | None, gated: bool
+) -> WeightLayout | None:
+    """A mixed MLX recipe's per-module entries (mlx_lm/utils.py ``quantize_model`` writes what
+    its ``quant_predicate`` returns for a module under the module's path:
+    ``"model.layers.0.mlp.down_proj": {"bits": 6, "group_size": 64}``, or false for one left
+    unquantised). MLX quantises embeddings and the head with the rest (nn.quantize), so those
+    take the block's bits unless named. Bits per weight as kvlint.arith.weights.mlx_bits
+    charges them: a 16-bit scale and bias per group (affine), one 8-bit scale otherwise."""
+    bits = qc.get("bits")
+    if not isinstance(bits, (int, float)) or isinstance(bits, bool):
+        return None
+    extra = 32 if mode in ("affine", None) else 8
+
+    def stored(b: float, g: int | None) -> float:
+        return b + extra / (g or 64)
+
+    named: list[tuple[str, float]] = []
+    for name, entry in qc.items():
+        if not isinstance(name, str) or "." not in name:
+            continue
+        if entry is False:
+            named.append((name, 16.0))
+        elif isinstance(entry, Mapping) and isinstance(entry.get("bits"), (int, float)):
+            own = entry.get("group_size")
+            size = own if isinstance(own, int) else group
+            named.append((name, stored(float(entry["bits"]), size)))
+    if not named:
+        return None
+    default = stored(float(bits), group)
+    layout = reduce_named(named, default=default, gated=gated)
+    present = {rule.role for rule in layout.rules if not rule.layers}
+    whole = tuple(RoleBits(r, default) for r in ("embedding", "head") if r not in present)
+    return WeightLayout(layout.rules + whole, default)
 
 
 def _weight_groups(method: str, qc: Mapping[str, Any]) -> list[Mapping[str, Any]]:

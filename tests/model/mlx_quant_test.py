@@ -35,3 +35,27 @@ def test_a_group_of_32_and_an_mxfp4_mode() -> None:
     )
     assert mx.quantization is not None and mx.quantization.method == "mlx-mxfp4"
     assert linear_bits(mx, "mlx-mxfp4") == 4.25  # one 8-bit scale per 32, no bias
+
+
+def test_a_mixed_recipes_per_module_bits_are_charged_layer_by_layer() -> None:
+    # mlx_lm's mixed recipes write the predicate's answer under each module's path: 6 bits for
+    # one down_proj, one module left unquantised, the block's 4 bits for the rest.
+    from kvlint.arith.weights import weight_breakdown
+
+    block = {
+        "group_size": 64,
+        "bits": 4,
+        "model.layers.0.mlp.down_proj": {"group_size": 64, "bits": 6},
+        "model.layers.1.self_attn.q_proj": False,
+    }
+    spec = model({**LLAMA, "quantization": block}, "mlx-mixed")
+    assert spec.quantization is not None and spec.quantization.layout is not None
+    layout = spec.quantization.layout
+    assert layout.bits("mlp", 0) == (6.5 + 4.5 * 2) / 3  # down_proj at 6 bits, gate/up at 4
+    assert layout.bits("mlp", 1) == 4.5
+    assert layout.bits("mixer", 1) == (16 + 4.5 * 3) / 4
+    assert layout.bits("embedding") == layout.bits("head") == 4.5  # MLX quantises them too
+    uniform = model({**LLAMA, "quantization": {"group_size": 64, "bits": 4}}, "mlx-4bit")
+    mixed, plain = weight_breakdown(spec), weight_breakdown(uniform)
+    assert mixed.per_layer[0] > mixed.per_layer[2] and mixed.per_layer[1] > mixed.per_layer[2]
+    assert mixed.embedding == plain.embedding
