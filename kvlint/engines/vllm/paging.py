@@ -39,6 +39,11 @@ class PagedLayer(NamedTuple):
     # whose block is a multiple of the Mamba chunk (``state_chunk``, 0 when the config is silent).
     state_blocks: int = 1
     state_chunk: int = 0
+    # What else vLLM's attention spec compares (KV heads on the rank, K and V head sizes): two
+    # attention layers of one kind but other shapes are two spec types, grouped apart by the
+    # hybrid allocator even where their pages come out alike (a DFlash drafter's 4 x 128 heads
+    # beside Qwen3.6's 2 x 256 at TP 2). Empty for state layers.
+    shape: tuple[int, ...] = ()
 
     def blocks_per_request(self, max_model_len: int, in_flight: int, old: bool) -> int:
         """``cdiv(max_memory_usage_bytes, page_size_bytes)`` for one request of full length.
@@ -163,7 +168,7 @@ def paged_layer(
         # One latent vector, heads never split (get_num_kv_heads() == 1 under MLA).
         per_token = _MLA_STATE_BYTES.get(cache_dtype) or types.k.bytes_for(layer.head_dim_k)
         per_token += indexer_bytes
-        return PagedLayer("full", per_token * block_size, block_size)
+        return PagedLayer("full", per_token * block_size, block_size, shape=(1, layer.head_dim_k))
     heads = max(1, layer.kv_heads // max(1, tp))
     head_k, head_v = head_dims(layer)  # K = V layers still store both
     per_token = types.k.bytes_for(heads * head_k, heads) + types.v.bytes_for(heads * head_v, heads)
@@ -173,7 +178,9 @@ def paged_layer(
     elif hybrid_enabled and layer.kind is CacheKind.CHUNKED and layer.window:
         kind = "chunked"
     window = layer.window if kind != "full" else None
-    return PagedLayer(kind, per_token * block_size, block_size, window)
+    return PagedLayer(
+        kind, per_token * block_size, block_size, window, shape=(heads, head_k, head_v)
+    )
 
 
 def _unify_pages(layers: list[PagedLayer]) -> list[PagedLayer]:
@@ -232,19 +239,24 @@ def stage_layout(layers: list[PagedLayer]) -> StageLayout:
         page = sum(layer.page_bytes for layer in layers)
         return StageLayout((group,), page, tuple(layers), True, _distinct(layers))
     unified = _unify_pages(layers)
-    counts = Counter((layer.kind, layer.window) for layer in unified)
+    counts = Counter(_spec_type(layer) for layer in unified)
     smallest, largest = min(counts.values()), max(counts.values())
     # "If max < 1.5 x min, pad to max instead" (gpt-oss-20b + eagle: 12 sw + 13 full).
     group_size = largest if largest < 1.5 * smallest else smallest
     groups: list[KvGroup] = []
     for key, count in counts.items():
-        example = next(layer for layer in unified if (layer.kind, layer.window) == key)
+        example = next(layer for layer in unified if _spec_type(layer) == key)
         n_groups = ceil_div(count, group_size)
         for index in range(n_groups):
             members = min(group_size, count - index * group_size)
             groups.append(KvGroup(example, group_size, group_size - members))
     page = max(layer.page_bytes for layer in unified)
     return StageLayout(tuple(groups), group_size * page, tuple(unified), False, _distinct(unified))
+
+
+def _spec_type(layer: PagedLayer) -> tuple[str, int | None, tuple[int, ...]]:
+    """What ``_get_kv_cache_groups_uniform_page_size`` groups layers by (equal specs)."""
+    return layer.kind, layer.window, layer.shape
 
 
 def _distinct(layers: list[PagedLayer]) -> tuple[tuple[PagedLayer, int], ...]:
