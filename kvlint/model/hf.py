@@ -13,6 +13,8 @@ from kvlint.errors import KvlintError
 from kvlint.errors import UnsizedArchitecture
 from kvlint.finding import Span
 from kvlint.model import cancelling
+from kvlint.model.drafters import dflash_layers
+from kvlint.model.drafters import read_drafter
 from kvlint.model.families import family_for
 from kvlint.model.families.base import ConfigView
 from kvlint.model.families.base import Family
@@ -184,10 +186,14 @@ def _build(
         tie = text_type in _TIED_BY_DEFAULT or model_type in _TIED_BY_DEFAULT
     params = estimate_params(cfg, arch, text_type, vocab=vocab, tie=tie)
     is_mla = any(layer.kind is CacheKind.MLA for layer in arch.layers)
+    drafter = read_drafter(top, shape.hidden_size)
+    layers = arch.layers
+    if drafter is not None and drafter.method == "dflash":
+        layers = dflash_layers(top, layers)
     return ModelSpec(
         name=name,
         model_type=model_type or text_type,
-        layers=arch.layers,
+        layers=layers,
         hidden_size=shape.hidden_size,
         num_attention_heads=shape.num_attention_heads,
         num_key_value_heads=1 if is_mla else shape.num_key_value_heads,
@@ -214,6 +220,7 @@ def _build(
         mla_expanded=_mla_expanded(cfg, shape.num_attention_heads) if is_mla else None,
         layer_params=params.layers,
         mtp_param_count=estimate_mtp_params(cfg, arch, text_type, params.layers),
+        drafter=drafter,
     )
 
 

@@ -125,6 +125,20 @@ _NEVER_DEFAULT = frozenset({"embedding", "router", "vision", "mtp"})
 
 
 @dataclass(frozen=True)
+class Drafter:
+    """What a speculative drafter's checkpoint states beyond its decoder layers (a DFlash or
+    EAGLE head, kvlint.model.drafters): the method its architecture runs as, the parameters
+    every tensor-parallel rank holds whole (the fc over the target's hidden states, a
+    ReplicatedLinear), the vocabulary of an output head of its own (0: it runs the target's
+    head) and whether it ships its own token embedding (else it runs the target's)."""
+
+    method: str
+    replicated_params: int = 0
+    head_vocab: int = 0
+    own_embedding: bool = False
+
+
+@dataclass(frozen=True)
 class LayerParams:
     """One decoder layer's parameters by role (see RoleBits): what a per-module quantisation
     charges at its own precision."""
@@ -260,6 +274,9 @@ class ModelSpec:
     # The multi-token-prediction layers' own parameters (the MTP drafter vLLM loads beside the
     # target when speculative decoding runs them; embeddings and head are the target's).
     mtp_param_count: int | None = None
+    # A speculative drafter checkpoint (DFlash, EAGLE heads): what it shares with its target
+    # and what every rank holds whole; None for a model that runs on its own.
+    drafter: Drafter | None = None
 
     @property
     def num_layers(self) -> int:
