@@ -77,6 +77,7 @@ from kvlint.finding import Span  # noqa: E402
 from kvlint.gpus import GpuSpec  # noqa: E402
 from kvlint.gpus import gpu_variants  # noqa: E402
 from kvlint.gpus import lookup_gpu  # noqa: E402
+from kvlint.model.resolve import draft_spec  # noqa: E402
 from kvlint.model.spec import ModelSpec  # noqa: E402
 from kvlint.settled import Settled  # noqa: E402
 from kvlint.units import GiB  # noqa: E402
@@ -375,6 +376,13 @@ def deployment(case: dict[str, Any], *, kv_bytes: int | None = None) -> Deployme
         dep.env = {**dep.env, "VLLM_USE_V1": Sourced("0", SPAN)}
     for key, value in _paging_settings(case, command).items():
         dep.settings = {**dep.settings, key: Sourced(value, SPAN)}
+    speculative = dep.settings.get("speculative-config")
+    if speculative is not None and isinstance(speculative.value, dict):
+        named = speculative.value.get("model")
+        if isinstance(named, str) and named.strip():
+            # The draft model as `check` resolves it: by path or name, offline (the catalog).
+            dep.speculative_model = s(named)
+            dep.draft_spec = draft_spec(named, offline=True)
     dcp = re.search(r"(?:--decode-context-parallel-size|-dcp)[ =](\d+)", command)
     if dcp:
         dep.settings = {**dep.settings, "decode-context-parallel-size": s(int(dcp.group(1)))}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Generic
 from typing import NamedTuple
@@ -11,6 +12,9 @@ from typing import TypeVar
 
 from kvlint.finding import InputProblem
 from kvlint.finding import Span
+
+if TYPE_CHECKING:  # a Deployment holds a draft model's shape only once a run resolved it
+    from kvlint.model.spec import ModelSpec
 
 T = TypeVar("T")
 
@@ -128,6 +132,9 @@ class Deployment:
     kv_unified: Sourced[bool] | None = None  # llama.cpp -kvu
     n_gpu_layers: Sourced[int] | None = None  # llama.cpp -ngl
     speculative_model: Sourced[str] | None = None
+    # The draft model's shape when the run resolved ``speculative_model`` (the linter does, as
+    # it resolves ``model``); None when none is named or it is not known here.
+    draft_spec: ModelSpec | None = None
     hf_overrides: Sourced[dict[str, Any]] | None = None
     rope_scaling: Sourced[dict[str, Any]] | None = None  # --rope-scaling / hf_overrides
     allow_long_max_model_len: Sourced[bool] | None = None  # VLLM_ALLOW_LONG_MAX_MODEL_LEN

@@ -432,6 +432,7 @@ def _lint_file(run: Run, path: Path, display: str, data: bytes | None) -> FileRe
             reserved_memory=run.settings.reserved_memory,
         )
         dep, resolved = _resolve_model(run, dep, path.parent)
+        dep = _with_draft(run, dep, path.parent)
         sizing, dep_findings = _check_deployment(run, dep, resolved)
         dep_findings = _enabled(run, dep_findings, display)
         directives = parse_annotations(dep.annotations)
@@ -687,6 +688,31 @@ def _resolve_model(run: Run, dep: Deployment, base_dir: Path) -> tuple[Deploymen
         problem = InputProblem(codes.MODEL_BY_NAME, dep.model.span, message, Severity.INFO)
         return dataclasses.replace(dep, problems=[*dep.problems, problem]), resolved
     return dep, resolved
+
+
+def _with_draft(run: Run, dep: Deployment, base_dir: Path) -> Deployment:
+    """``dep`` with its draft model's shape when it names one (``speculative_model``) that
+    resolves, looked up as its model is (once per run per reference, the ``models:`` map
+    applied). One that does not resolve adds no finding: the engine's estimate says what it
+    leaves uncounted."""
+    if dep.speculative_model is None or not str(dep.speculative_model.value).strip():
+        return dep
+    ref, base_dir, key = _model_reference(run, str(dep.speculative_model.value), base_dir)
+    if key not in run.models:
+        if run.hub is None:
+            from kvlint.model.resolve import HubBudget
+
+            run.hub = HubBudget()
+        try:
+            run.models[key] = run.resolve(
+                ref, offline=run.settings.offline, base_dir=base_dir, hub=run.hub
+            )
+        except KvlintError as exc:
+            run.models[key] = exc
+        except Exception as exc:  # a resolver bug: the draft model is unknown, no crash
+            run.models[key] = KvlintError(f"internal error while resolving the model: {exc}")
+    spec = getattr(run.models[key], "spec", None)
+    return dataclasses.replace(dep, draft_spec=spec) if spec is not None else dep
 
 
 def _not_checked(run: Run, dep: Deployment) -> str:

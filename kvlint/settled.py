@@ -178,6 +178,8 @@ class Request:
     hf_overrides: Sourced[dict[str, Any]] | None = None
     rope_scaling: Sourced[dict[str, Any]] | None = None
     allow_long_max_model_len: Sourced[bool] | None = None
+    speculative_model: Sourced[str] | None = None  # a draft model of its own, as named
+    draft_spec: ModelSpec | None = None  # its shape, when the run resolved it
     extras: dict[str, Sourced[Any]] = field(default_factory=dict)
 
     @classmethod

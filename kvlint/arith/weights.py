@@ -358,3 +358,26 @@ def _mixer_bytes(spec: ModelSpec, breakdown: WeightBreakdown, start: int, end: i
         if beside:
             share += (breakdown.per_layer[index] - experts[index]) * p.mixer // beside
     return share
+
+
+@by_model
+def draft_weight_bytes_per_gpu(draft: ModelSpec, *, tp: int = 1, dtype: str | None = None) -> int:
+    """A separate draft model's weights on one GPU of the last pipeline stage (vLLM loads the
+    drafter there at the target's ``dtype``, its layers split over the tensor-parallel ranks).
+
+    A drafter head (``draft.drafter``: DFlash, EAGLE) charges its decoder layers split by TP,
+    the parameters every rank holds whole (its fc) and, where it ships them, its own embedding
+    and head (the target's are shared otherwise: qwen3_dflash.py builds neither unless the
+    checkpoint has them); a whole model of its own (``draft_model``) charges everything.
+    """
+    breakdown = weight_breakdown(draft, None, dtype)
+    facts = draft.drafter
+    sharded = sum(breakdown.per_layer)
+    if facts is None:
+        return (sharded + breakdown.embedding + (breakdown.head or 0)) // max(1, tp)
+    bits = _dense_bits(draft, dtype)
+    if facts.own_embedding:
+        sharded += breakdown.embedding
+    sharded += round(facts.head_vocab * draft.hidden_size * bits / 8)
+    replicated = round(facts.replicated_params * bits / 8)
+    return sharded // max(1, tp) + replicated

@@ -317,6 +317,12 @@ def _deployment_report(
             "message": exc.message,
         }
         return {**head, "error": exc.message}, problem
+    if dep.speculative_model is not None:
+        from kvlint.model.resolve import draft_spec
+
+        named = str(dep.speculative_model.value)
+        found = draft_spec(named, offline=args.offline, base_dir=base_dir)
+        dep = dataclasses.replace(dep, draft_spec=found)
     sizing = size_deployment(dep, resolved.spec)
     engine = sizing.engine
     context, context_from = args.context, "--context"

@@ -178,6 +178,14 @@ def _jobs(args: argparse.Namespace) -> list[_Job]:
         except KvlintError as exc:
             jobs.append(_Job(label, KvlintError(f"{label}: {exc}"), dep))
             continue
+        if dep.speculative_model is not None:
+            import dataclasses
+
+            from kvlint.model.resolve import draft_spec
+
+            named = str(dep.speculative_model.value)
+            found = draft_spec(named, offline=args.offline, base_dir=path.parent)
+            dep = dataclasses.replace(dep, draft_spec=found)
         jobs.append(_Job(label, spec, dep))
     return jobs
 

@@ -136,6 +136,17 @@ def resolve_model(
     return _from_hub(repo_id, hub if hub is not None else HubBudget())
 
 
+def draft_spec(
+    ref: str, *, offline: bool = False, base_dir: pathlib.Path | None = None
+) -> ModelSpec | None:
+    """A speculative draft model's shape, or None when it cannot be resolved here (no error:
+    the engine's estimate says it does not count what it does not know)."""
+    try:
+        return resolve_model(ref, offline=offline, base_dir=base_dir).spec
+    except KvlintError:
+        return None
+
+
 # --- local files ------------------------------------------------------------------------
 
 

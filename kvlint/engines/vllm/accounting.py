@@ -12,6 +12,7 @@ import math
 from kvlint.arith.kv import KvSize
 from kvlint.arith.memo import by_model
 from kvlint.arith.parallel import tp_problem
+from kvlint.arith.weights import draft_weight_bytes_per_gpu
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.deployment import Sourced
@@ -122,6 +123,7 @@ def stage_layouts(spec: ModelSpec, s: VllmSettled, types: CacheTypes) -> list[St
             speculative_tokens=s.speculative_tokens,
             cache_mode=s.mamba_cache_mode,
             speculative_method=s.speculative_method,
+            draft_model_layers=s.draft.layers if s.draft is not None else (),
         )
     )
 
@@ -144,6 +146,7 @@ def _stage_layouts(
     speculative_tokens: int,
     cache_mode: str,
     speculative_method: str | None,
+    draft_model_layers: tuple[LayerSpec, ...] = (),
 ) -> tuple[StageLayout, ...]:
     layouts: list[StageLayout] = []
     indexer = SPARSE_MLA_INDEXER_BYTES if spec.model_type in SPARSE_MLA_MODEL_TYPES else 0
@@ -170,8 +173,11 @@ def _stage_layouts(
 
     # A model repeats a few layer shapes: each is paged once.
     pages = [paged(layer) for layer, _ in spec.layer_shapes]
-    # An MTP drafter's layers run on the last stage, in the target's KV cache groups.
+    # A drafter's layers run on the last stage, in the target's KV cache groups: an MTP
+    # drafter's are the checkpoint's own, a draft model's (EAGLE, DFlash, draft_model) its
+    # config's. Each is its own spec type where its heads differ from the target's (paging.py).
     drafts = [paged(layer) for layer in draft_layers(spec, speculative_method, speculative_tokens)]
+    drafts += [paged(layer) for layer in draft_model_layers]
     shapes = spec.shape_indexes
     ranges = pp_layer_ranges(spec.num_layers, pp)
     for stage, (start, end) in enumerate(ranges):
@@ -277,6 +283,8 @@ def _stage_budgets(
             linked=s.peer_links,
             encoder=profile,
         )
+        if stage == s.pp - 1 and s.draft is not None:
+            w += draft_weight_bytes_per_gpu(s.draft, tp=s.tp, dtype=_target_dtype(s))
         w = max(0, w - offload)
         if s.lora_rank is not None:
             w += lora_bytes(
@@ -301,6 +309,28 @@ def _stage_budgets(
             others = reserved_bytes(s) if s.numbers < (0, 9) else 0
             available.append(requested - w - o.total - others)
     return available, weights, stage_overheads
+
+
+def _target_dtype(s: VllmSettled) -> str:
+    """The dtype vLLM loads a draft model at: the target's (SpeculativeConfig builds the draft
+    model config with ``dtype=target_model_config.dtype``)."""
+    return str(s.dtype.value) if s.dtype is not None else s.spec.dtype
+
+
+def draft_note(s: VllmSettled) -> str | None:
+    """What the estimate counts of a draft model of its own, or that it cannot."""
+    if s.draft_model is None:
+        return None
+    if s.draft is None:
+        return (
+            f"draft model {s.draft_model} is not known here: its weights and its cache layers "
+            "are not counted (give its config.json or a Hub id kvlint knows)"
+        )
+    weights = draft_weight_bytes_per_gpu(s.draft, tp=s.tp, dtype=_target_dtype(s))
+    return (
+        f"draft model {s.draft_model}: {len(s.draft.layers)} cache layer(s) in the target's KV "
+        f"cache groups, {weights / GiB:.2f} GiB of weights a GPU"
+    )
 
 
 def windowed_layers(spec: ModelSpec) -> str:
@@ -481,6 +511,9 @@ def _point(
     held = recurrent_note(spec, s)
     if held is not None:
         notes.append(held)
+    drafted = draft_note(s) if not band_end else None
+    if drafted is not None:
+        notes.append(drafted)
     base = EngineEstimate(
         engine="vllm",
         version=version,

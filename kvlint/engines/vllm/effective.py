@@ -27,6 +27,7 @@ from kvlint.engines.vllm import defaults as D
 from kvlint.engines.vllm.facts import FACTS
 from kvlint.engines.vllm.memory import DEFAULT_MAX_LORA_RANK as MAX_LORA_RANK
 from kvlint.gpus import GpuSpec
+from kvlint.model.drafters import for_method
 from kvlint.model.overrides import with_length_overrides
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import ModelSpec
@@ -69,6 +70,10 @@ class VllmSettled(Settled):
     mamba_cache_mode: str = "none"
     speculative_tokens: int = 0
     speculative_method: str | None = None
+    # A draft model of its own (EAGLE / EAGLE-3 / DFlash heads, a draft_model): its name as
+    # written, and its shape when the run resolved it (None: not known here, not counted).
+    draft_model: str | None = None
+    draft: ModelSpec | None = None
     mamba_cache_dtype: str = "auto"
     mamba_ssm_cache_dtype: str = "auto"
     # VLLM_USE_FLASHINFER_SAMPLER as set (True for 1, False for 0), None when unset: which
@@ -304,6 +309,7 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         # V1 caches prefixes by default; hybrids with a recurrent state only from 0.28.
         prefix_caching = not recurrent or numbers >= D.VLLM_HYBRID_PREFIX_CACHING_DEFAULT_SINCE
     spec_method, spec_tokens = _speculative(req)
+    draft_name = _draft_model(req, spec_method, spec_tokens)
     mode = req.extra("mamba-cache-mode")
     mamba_cache_mode = D.vllm_mamba_cache_mode(
         numbers,
@@ -372,6 +378,8 @@ def resolve(req: Request, model: ModelSpec, gpu: GpuSpec | None) -> VllmSettled:
         mamba_cache_mode=mamba_cache_mode,
         speculative_tokens=spec_tokens,
         speculative_method=spec_method,
+        draft_model=draft_name,
+        draft=_draft_spec(req.draft_spec, spec_method) if draft_name is not None else None,
         mamba_cache_dtype=str(conv_dtype.value).strip().lower() if conv_dtype else "auto",
         mamba_ssm_cache_dtype=D.vllm_ssm_cache_dtype(
             spec.model_type, spec.ssm_state_dtype, str(ssm_dtype.value) if ssm_dtype else None
@@ -455,6 +463,32 @@ def _max_pixels(req: Request) -> int | None:
     kwargs = _json_object(req.extra("mm-processor-kwargs"))
     number = _whole((kwargs or {}).get("max_pixels"))
     return number or None
+
+
+# Methods that propose without a model of their own: the target's MTP layers (any *mtp name:
+# mtp, deepseek_mtp, qwen3_next_mtp, ...), n-grams of the prompt, a suffix tree.
+_NO_DRAFT_MODEL = ("ngram", "suffix", "ngram_gpu")
+
+
+def _draft_model(req: Request, method: str | None, tokens: int) -> str | None:
+    """The draft model a speculative config runs beside the target (``"model"`` of
+    ``--speculative-config``, or ``--speculative-model`` of older releases), None when
+    speculative decoding is off or its method needs none."""
+    named = req.speculative_model
+    if named is None or not tokens or not str(named.value).strip():
+        return None
+    if method is not None and (method.endswith("mtp") or method in _NO_DRAFT_MODEL):
+        return None
+    return str(named.value).strip()
+
+
+def _draft_spec(draft: ModelSpec | None, method: str | None) -> ModelSpec | None:
+    """The draft model as vLLM builds it for ``method`` (an EAGLE head's config is a plain
+    decoder's: the method says it shares the target's embedding and head)."""
+    if draft is None:
+        return None
+    facts = for_method(method, draft.drafter, draft.hidden_size, draft.vocab_size)
+    return draft if facts is draft.drafter else replace(draft, drafter=facts)
 
 
 def _dcp(req: Request) -> int:
