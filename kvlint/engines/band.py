@@ -27,6 +27,7 @@ from kvlint.record_replace import replace
 
 if TYPE_CHECKING:
     from kvlint.estimate import EngineEstimate
+    from kvlint.estimate import Refusal
     from kvlint.model.spec import ModelSpec
 
 LEVEL = 0.90  # the band's nominal coverage
@@ -199,9 +200,6 @@ def with_band(
     the predicted pool memory (``predicted``, else the point's, per GPU) plus the band's share
     of ``budget``, at least nothing and at most ``cap`` (a stated ceiling on the pool's memory);
     ``at(memory)`` is the engine's pool and outcome with that much memory for it."""
-    from kvlint.estimate import Refusal
-    from kvlint.estimate import verdict_of
-
     centre = predicted if predicted is not None else point.available_kv_bytes or 0
     ends = []
     for share in (found.low, found.high):
@@ -209,14 +207,31 @@ def with_band(
         if cap is not None:
             memory = min(memory, cap)
         ends.append((memory, at(memory)))
-    (low, at_low), (high, at_high) = ends
-    refusal = None
-    if at_high.fits and at_low.fits is False:  # what refuses at the band's low end
-        refusal = Refusal.NO_CACHE_MEMORY if low <= 0 else at_low.refusal
+    low, high = ends
+    return banded(point, found, low, high)
+
+
+def banded(
+    point: EngineEstimate,
+    found: Band,
+    low: tuple[int, EngineEstimate],
+    high: tuple[int, EngineEstimate],
+    *,
+    verdict: str | None = None,
+    refusal: Refusal | None = None,
+) -> EngineEstimate:
+    """``point`` with the band's two ends, each (memory, the engine's estimate with it): the
+    verdict from whether each end fits unless the engine gives one (``verdict``), and what
+    refuses at the low end where the high end fits unless the engine names it (``refusal``)."""
+    from kvlint.estimate import verdict_of
+
+    (low_memory, at_low), (high_memory, at_high) = low, high
+    if refusal is None and at_high.fits:
+        refusal = low_end_refusal(low_memory, at_low)
     return replace(
         point,
-        available_kv_bytes_low=low,
-        available_kv_bytes_high=high,
+        available_kv_bytes_low=low_memory,
+        available_kv_bytes_high=high_memory,
         kv_cache_tokens_low=at_low.kv_cache_tokens,
         kv_cache_tokens_high=at_high.kv_cache_tokens,
         max_concurrency_low=at_low.max_concurrency,
@@ -224,9 +239,19 @@ def with_band(
         band_regime=found.regime,
         band_logs=found.cases,
         band_sources=found.sources,
-        verdict=verdict_of(at_low.fits, at_high.fits),
+        verdict=verdict or verdict_of(at_low.fits, at_high.fits),
         band_refusal=refusal,
     )
+
+
+def low_end_refusal(memory: int, at_low: EngineEstimate) -> Refusal | None:
+    """What refuses at the band's low end (no memory at all is no cache memory, whatever the
+    pinned estimate calls it)."""
+    from kvlint.estimate import Refusal
+
+    if at_low.fits is not False:
+        return None
+    return Refusal.NO_CACHE_MEMORY if memory <= 0 else at_low.refusal
 
 
 def no_band(logs: tuple[int, int] | None, *, cells: bool) -> str:

@@ -16,6 +16,7 @@ from kvlint.arith.weights import draft_weight_bytes_per_gpu
 from kvlint.arith.weights import pp_layer_ranges
 from kvlint.arith.weights import weight_bytes_per_gpu
 from kvlint.deployment import Sourced
+from kvlint.engines.band import banded
 from kvlint.engines.common import computed_dtype
 from kvlint.engines.common import reserved_bytes
 from kvlint.engines.common import reserved_note
@@ -51,7 +52,6 @@ from kvlint.estimate import Admission
 from kvlint.estimate import EngineEstimate
 from kvlint.estimate import PoolCause
 from kvlint.estimate import Refusal
-from kvlint.estimate import verdict_of
 from kvlint.model.spec import CacheKind
 from kvlint.model.spec import LayerSpec
 from kvlint.model.spec import ModelSpec
@@ -441,29 +441,10 @@ def estimate(
         memory = max(0, round(point.available_kv_bytes + share * budget))
         pinned = replace(s, kv_cache_memory_bytes=Sourced(memory, s.span, default=True))
         ends.append((memory, _point(pinned, constants, layouts=layouts, band_end=True)))
-    (low, at_low), (high, at_high) = ends
-    return replace(
-        point,
-        available_kv_bytes_low=low,
-        available_kv_bytes_high=high,
-        kv_cache_tokens_low=at_low.kv_cache_tokens,
-        kv_cache_tokens_high=at_high.kv_cache_tokens,
-        max_concurrency_low=at_low.max_concurrency,
-        max_concurrency_high=at_high.max_concurrency,
-        band_regime=found.regime,
-        band_logs=found.cases,
-        band_sources=found.sources,
-        verdict=BORDERLINE if free_check else verdict_of(at_low.fits, at_high.fits),
-        band_refusal=at_risk or (_low_end_refusal(low, at_low) if at_high.fits else None),
+    low, high = ends
+    return banded(
+        point, found, low, high, verdict=BORDERLINE if free_check else None, refusal=at_risk
     )
-
-
-def _low_end_refusal(memory: int, at_low: EngineEstimate) -> Refusal | None:
-    """What refuses at the band's low end (no memory at all is no cache memory, whatever the
-    pinned estimate calls it)."""
-    if at_low.fits is not False:
-        return None
-    return Refusal.NO_CACHE_MEMORY if memory <= 0 else at_low.refusal
 
 
 def _free_check(s: VllmSettled, point: EngineEstimate) -> str | None:
