@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint.engines.vllm.defaults import vllm_chunked_local_hybrid
 from kvlint.engines.vllm.defaults import vllm_defaults
 from kvlint.engines.vllm.defaults import vllm_version
+from kvlint.gpus import GpuSpec
 from kvlint.gpus import lookup_gpu
 from kvlint.versions import parse_version
 
@@ -44,6 +45,30 @@ def test_batch_defaults_by_gpu_memory() -> None:
     # >= 160 GiB: current line only.
     assert vllm_defaults((0, 33), b200).max_num_batched_tokens == 16384
     assert vllm_defaults((0, 11), b200).max_num_batched_tokens == 8192
+
+
+def test_batch_defaults_of_the_early_v1_releases() -> None:
+    """0.8.0-0.8.3 raised max_num_seqs to 1024 everywhere, 0.8.4 reverted it off Hopper, 0.8.5
+    went by memory and 0.9 dropped A100 (the pull requests in defaults.py)."""
+    h100, a100, l4, rtx3090 = (lookup_gpu(n) for n in ("H100", "A100-80GB", "L4", "RTX 3090"))
+    gh200 = lookup_gpu("GH200")
+
+    def pair(version: tuple[int, ...], gpu: GpuSpec | None) -> tuple[int, int]:
+        settled = vllm_defaults(version, gpu)
+        return settled.max_num_seqs, settled.max_num_batched_tokens
+
+    # The reports of vLLM #17238 (0.8.1, two RTX 3090s): 1,024 sampler rows at 2,048 tokens.
+    assert pair((0, 8, 1), rtx3090) == (1024, 2048)
+    # The CUDA name decides the token budget: GH200 holds "h200" as it does in vLLM.
+    assert pair((0, 8, 1), h100) == pair((0, 8, 3), gh200) == (1024, 8192)
+    assert pair((0, 8, 4), l4) == pair((0, 8, 4), a100) == (256, 2048)
+    assert pair((0, 8, 4), h100) == (1024, 8192)
+    assert pair((0, 8, 5), a100) == (1024, 8192)
+    assert pair((0, 9), a100) == (256, 2048)
+    assert pair((0, 8, 5), l4) == (256, 2048)
+    # V0, before 0.8 and when selected: the API server's 256 / 2048 on any GPU.
+    assert pair((0, 7, 3), h100) == (256, 2048)
+    assert vllm_defaults((0, 8, 1), rtx3090, v0=True).max_num_seqs == 256
 
 
 def test_mla_block_size_by_backend() -> None:

@@ -49,9 +49,22 @@ VLLM_IN_FLIGHT_BATCHES_SINCE = (0, 26)
 VLLM_LARGE_TIER_SINCE = (0, 28)
 # The 0.11 error text says "models's"; 0.33 says "model's" (engines.md 1d).
 VLLM_MODELS_TYPO_FIXED_SINCE = (0, 21)
-# The V1 engine's GPU-size batch defaults (engines.md 1h) exist in 0.10 and 0.11; before the
-# V1 engine became the default the API server used 2048 batched tokens / 256 sequences.
-VLLM_V1_DEFAULT_SINCE = (0, 10)
+# The V1 engine's batch defaults for ``vllm serve`` (engines.md 1h has 0.11's and 0.33's), step
+# by step from the pull requests that moved them (V0 keeps 256 sequences, 2048 tokens):
+# * 0.8.0-0.8.3: 1024 sequences on every GPU; 8192 batched tokens where the CUDA device name
+#   holds "h100" or "h200" (#12369, 2025-01), else 2048. "The default `max_num_seqs` has been
+#   raised from 256 in V0 to 1024 in V1" (#15357, the OOM docs of 2025-03-23): the dummy sampler
+#   over 1,024 rows is what refused the reports of #14992 and #17238 (0.8.1, two RTX 3090s,
+#   Qwen2.5-32B W8A16: "No available memory for the cache blocks"; it starts at 4 or 8).
+# * 0.8.4: 1024 sequences on H100/H200 only, 256 elsewhere (#16158, "Revert the default
+#   max_num_seqs to V0 values for most hardware", merged 2025-04-07, after 0.8.3).
+# * 0.8.5: by memory, >= 70 GiB -> 1024 / 8192 (#17073, merged 2025-04-23; no 0.8.5 log in
+#   the corpora pins it).
+# * 0.9.0 on: the same without A100s (#17885, "Use small max_num_batched_tokens for A100",
+#   merged 2025-05-09), then the >= 160 GiB tier from VLLM_LARGE_TIER_SINCE.
+VLLM_V1_MAX_SEQS_REVERTED_SINCE = (0, 8, 4)
+VLLM_V1_BY_MEMORY_SINCE = (0, 8, 5)
+VLLM_V1_NOT_A100_SINCE = (0, 9)
 # The V0 engine: the only one before 0.8; from 0.8 V1 is the default and ``VLLM_USE_V1=0``
 # still selects V0 until the V0 engine's removal in 0.11 (vllm/envs.py VLLM_USE_V1). The
 # cmontemuino/amd-mi300x-ml-benchmarks logs run rocm/vllm:rocm6.4.1_vllm_0.9.1 with
@@ -200,18 +213,28 @@ def vllm_defaults(version: tuple[int, ...], gpu: GpuSpec | None, v0: bool = Fals
 
 
 def vllm_batch_defaults(version: tuple[int, ...], gpu: GpuSpec | None) -> tuple[int, int]:
-    """(max_num_seqs, max_num_batched_tokens) for ``vllm serve`` (engines.md 1h).
+    """(max_num_seqs, max_num_batched_tokens) for ``vllm serve``'s V1 engine (engines.md 1h and
+    the steps above VLLM_V1_MAX_SEQS_REVERTED_SINCE).
 
     0.33: >= 160 GiB -> 1024 / 16384; >= 70 GiB and not A100 / GB10 -> 1024 / 8192; otherwise
-    256 / 2048. 0.11 lacks the first tier. Before the V1 engine: 256 / 2048.
+    256 / 2048. 0.11 lacks the first tier. 0.8.0-0.8.4 go by the CUDA name (H100 / H200).
+    Before the V1 engine: 256 / 2048. No GPU: the defaults of a GPU vLLM does not name.
     """
-    if version < VLLM_V1_DEFAULT_SINCE or gpu is None:
+    if version < VLLM_V1_SINCE:
+        return 256, 2048
+    name = gpu.display.lower() if gpu is not None else ""
+    hopper = "h100" in name or "h200" in name
+    if version < VLLM_V1_MAX_SEQS_REVERTED_SINCE:
+        return 1024, 8192 if hopper else 2048
+    if version < VLLM_V1_BY_MEMORY_SINCE:
+        return (1024, 8192) if hopper else (256, 2048)
+    if gpu is None:
         return 256, 2048
     total_gib = gpu.total_bytes / GiB
-    name = gpu.key.lower()
     if version >= VLLM_LARGE_TIER_SINCE and total_gib >= 160:
         return 1024, 16384
-    if total_gib >= 70 and "a100" not in name and "gb10" not in name:
+    a100 = "a100" in name and version >= VLLM_V1_NOT_A100_SINCE
+    if total_gib >= 70 and not a100 and "gb10" not in name:
         return 1024, 8192
     return 256, 2048
 
