@@ -9,7 +9,7 @@ each source weighing one (kvlint/engines/band.py).
 """
 
 POOL_LOGS: dict[str, tuple[int, int]] = {
-    "sglang": (4, 2),
+    "sglang": (6, 4),
     "llamacpp": (0, 0),
     "tgi": (0, 0),
     "ollama": (0, 0),
