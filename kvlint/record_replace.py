@@ -35,7 +35,10 @@ def replace(record: T, /, **changes: Any) -> T:
     if names is None or not changes.keys() <= set(names):
         return dataclasses.replace(record, **changes)  # type: ignore[type-var]
     state = record.__dict__
-    values = {name: state[name] for name in names}  # fields only: no cached property is carried
+    # Only the fields are stored (the usual case): copied whole, in C. Otherwise the fields
+    # alone, so that no cached property is carried.
+    fields_only = len(state) == len(names)
+    values = state.copy() if fields_only else {name: state[name] for name in names}
     values.update(changes)
     copy = object.__new__(cls)
     copy.__dict__.update(values)
