@@ -423,7 +423,8 @@ def estimate(
     predicts)."""
     # One paging for the point and the band's ends: only the memory differs between them.
     layouts = stage_layouts(s.spec, s, s.cache_types) if s.cache_types is not None else []
-    point = _point(s, constants, layouts=layouts)
+    budgets: list[tuple[list[int], list[Overheads]]] = []
+    point = _point(s, constants, layouts=layouts, budgets=budgets)
     if point.fits is None:
         return point
     free_check = _free_check(s, point)
@@ -440,7 +441,8 @@ def estimate(
     for share in (found.low, found.high):
         memory = max(0, round(point.available_kv_bytes + share * budget))
         pinned = replace(s, kv_cache_memory_bytes=Sourced(memory, s.span, default=True))
-        ends.append((memory, _point(pinned, constants, layouts=layouts, band_end=True)))
+        end = _point(pinned, constants, layouts=layouts, band_end=True, budgets=budgets)
+        ends.append((memory, end))
     low, high = ends
     return banded(
         point, found, low, high, verdict=BORDERLINE if free_check else None, refusal=at_risk
@@ -469,12 +471,15 @@ def _point(
     *,
     layouts: list[StageLayout] | None = None,
     band_end: bool = False,
+    budgets: list[tuple[list[int], list[Overheads]]] | None = None,
 ) -> EngineEstimate:
     """The point prediction: what vLLM allocates at the model's central figures. ``layouts``
     are ``s``'s stage layouts when already paged; a ``band_end`` estimate is one end of the
     band, whose pool, concurrency and verdict alone are read: the figures only the point
     reports (the length cap's search, the windowed and workload admissions, first principles,
-    the pool cause) are left out."""
+    the pool cause) are left out. ``budgets`` holds the point's weights and overheads per
+    stage once worked out: the band's ends differ from the point only in the KV memory, which
+    neither depends on, so they take them from there."""
     spec, gpu = s.spec, s.gpu
     line = "0.11" if s.old else "current"
     version = version_label(s.numbers)
@@ -546,7 +551,13 @@ def _point(
         offload = s.cpu_offload_bytes.value
         notes.append(f"cpu_offload_gb {offload / GiB:g}: weights on each GPU reduced")
     # Available KV memory per stage (each rank of a stage alike).
-    available, weights, stage_overheads = _stage_budgets(s, total, offload, constants)
+    if budgets and kv_bytes is not None:
+        weights, stage_overheads = budgets[0]
+        available = [kv_bytes] * len(weights)
+    else:
+        available, weights, stage_overheads = _stage_budgets(s, total, offload, constants)
+        if budgets is not None:
+            budgets.append((weights, stage_overheads))
     if kv_bytes is not None:
         notes.append("kv_cache_memory_bytes set: gpu_memory_utilization is ignored")
     if not available:
