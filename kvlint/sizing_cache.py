@@ -83,13 +83,19 @@ def settled_key(settled: Settled) -> Hashable | None:
 
 
 def _field_names(cls: type) -> tuple[str, ...]:
-    """The fields of a Settled class but its span, in order (read once per class)."""
+    """The fields of a Settled class but its span and its request, in order (read once per
+    class). The request is what the settle step read every other field from; no accounting
+    reads it again (only the solver's revise does, and that settles anew), and freezing its
+    thirty fields was most of the key's cost for every deployment of a run."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(
-            f.name for f in dataclasses.fields(cls) if f.name != "span"
+            f.name for f in dataclasses.fields(cls) if f.name not in _NOT_KEYED
         )
     return names
+
+
+_NOT_KEYED = frozenset({"span", "request"})
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

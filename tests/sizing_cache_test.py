@@ -111,3 +111,26 @@ def test_the_least_recently_used_accounting_is_dropped_past_the_bound(
     assert cache.hits == 2
     size(bigger, spec, account=cache.account)
     assert cache.hits == 2  # accounted afresh
+
+
+class _Unread:
+    """A request that raises when anything of it is read."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the accounting read the request's {name}")
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi", "llamacpp", "ollama", "trtllm", "mlx"])
+def test_no_accounting_reads_the_request_the_key_leaves_out(tmp_path: Path, engine: str) -> None:
+    from kvlint.engines import account
+
+    staging, _, _ = deployments(tmp_path)
+    gpu = lookup_gpu("M3-Max-128GB" if engine == "mlx" else "H100-80GB")
+    assert gpu is not None
+    dep = dataclasses.replace(staging, engine=Sourced(engine, staging.span))
+    spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct", offline=True).spec
+    settled = settle(dep, spec, gpu)
+    assert settled is not None and settled.engine == engine
+    blind = dataclasses.replace(settled, request=_Unread())
+    assert account(blind) == account(settled)
+    assert settled_key(blind) == settled_key(settled)
