@@ -59,13 +59,14 @@ class SizingCache:
 def settled_key(settled: Settled) -> Hashable | None:
     """What the accounting depends on, hashable; None when some value cannot be hashed.
 
-    Spans are left out (they say where a value is written, not what it is). The records that
-    hold no span (the model before and after the overrides, the engine's facts, the GPU, the
-    cache's storage types) are frozen and compared by value as they are: the settle step makes
-    a new model spec for a deployment whose overrides change it, so its identity would never
-    match (and could be reused), and walking a model's layers field by field was a sixth of a
-    check of many files. The key's hash is taken once, each record's hash from a memory of
-    recent records by identity (a model's layers hash one by one)."""
+    Spans are left out (they say where a value is written, not what it is), and so is the
+    request the values were settled from (``_field_names``). The records that hold no span (the
+    model before and after the overrides, the engine's facts, the GPU, the cache's storage
+    types) are frozen and compared by value as they are: the settle step makes a new model spec
+    for a deployment whose overrides change it, so its identity would never match (and could be
+    reused), and walking a model's layers field by field was a sixth of a check of many files.
+    The key's hash is taken once, each record's hash from a memory of recent records by
+    identity (a model's layers hash one by one)."""
     try:
         state = settled.__dict__
         values = tuple(
